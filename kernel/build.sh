@@ -1,0 +1,47 @@
+#!/usr/bin/env bash
+# Configure (tinyconfig + fragments) and build a kernel tree out of tree.
+# Usage: build.sh SRC OUT ARCH FRAGMENT... [-- MAKE_ARGS...]
+# Reconfigures only when the fragments change; builds incrementally with ccache.
+# Fails when an option a fragment asks for did not survive olddefconfig.
+set -euo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+# shellcheck source=../ci/lib/common.sh
+source "$here/../ci/lib/common.sh"
+
+[ $# -ge 4 ] || die "usage: $0 SRC OUT ARCH FRAGMENT... [-- MAKE_ARGS...]"
+src=$(realpath "$1") out=$2 arch=$3
+shift 3
+frags=()
+while [ $# -gt 0 ] && [ "$1" != -- ]; do
+	frags+=("$(realpath "$1")")
+	shift
+done
+[ "${1:-}" = -- ] && shift
+mkdir -p "$out"
+out=$(realpath "$out")
+
+export CCACHE_DIR="${CCACHE_DIR:-$PROJECT_CACHE/ccache}"
+# Trees live at the same depth under $PROJECT_CACHE/ws: let them share hits.
+export CCACHE_BASEDIR="$PROJECT_CACHE" CCACHE_NOHASHDIR=1 CCACHE_MAXSIZE=${CCACHE_MAXSIZE:-8G}
+jobs=${JOBS:-$(($(nproc) + 1))}
+mk=(make -C "$src" O="$out" ARCH="$arch" -j"$jobs" CC="ccache gcc" HOSTCC="ccache gcc")
+
+stamp=$(cat "${frags[@]}" | sha256sum | cut -c1-16)
+if [ "$(cat "$out/.config.fragments" 2>/dev/null)" != "$stamp" ] || [ ! -f "$out/.config" ]; then
+	log "configuring $out: tinyconfig + ${frags[*]##*/}"
+	"${mk[@]}" -s tinyconfig >/dev/null
+	"$src/scripts/kconfig/merge_config.sh" -m -O "$out" "$out/.config" "${frags[@]}" >/dev/null
+	"${mk[@]}" -s olddefconfig >/dev/null
+	missing=0
+	while IFS= read -r line; do
+		case "$line" in
+		CONFIG_*=n) grep -qx "# ${line%=n} is not set" "$out/.config" ||
+			! grep -q "^${line%=n}=" "$out/.config" || { warn "config: $line not applied"; missing=1; } ;;
+		CONFIG_*=*) grep -qx "$line" "$out/.config" || { warn "config: $line not applied (unmet dependency?)"; missing=1; } ;;
+		esac
+	done < <(cat "${frags[@]}")
+	[ $missing -eq 0 ] || die "kernel config for $out lacks options asked for by its fragments"
+	echo "$stamp" > "$out/.config.fragments"
+fi
+log "building $(git -C "$src" describe --always --tags 2>/dev/null || echo "$src") in $out (make -j$jobs $*)"
+"${mk[@]}" "$@"

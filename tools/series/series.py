@@ -1,0 +1,272 @@
+#!/usr/bin/env python3
+"""Apply the patch series to a kernel tree and export it back to patches/.
+
+The series lives in patches/net (fixes) and patches/net-next (features) as
+git format-patch output. `apply` turns it into two branches of a kernel
+worktree, `net` (base + fixes) and `net-next` (net + features); developers
+edit commits there; `export` writes them back. Applying then exporting
+reproduces the committed files byte for byte.
+"""
+
+import argparse
+import os
+import re
+import subprocess
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+PATCHES = ROOT / "patches"
+# (tree, directory, version key in series.conf), in apply order.
+TREES = (("net", "net", "SERIES_VERSION_NET"),
+         ("net-next", "net-next", "SERIES_VERSION_NET_NEXT"))
+COVER_RE = re.compile(r"^(v\d+-)?0000-cover-letter\.patch$")
+SHORTLOG_RE = re.compile(r"^\S.* \(\d+\):$")
+
+
+class SeriesError(Exception):
+    """A problem with the series that names the patch or file at fault."""
+
+
+def load_conf(path=PATCHES / "series.conf"):
+    conf = {}
+    for line in Path(path).read_text().splitlines():
+        m = re.match(r'^([A-Z_]+)="?(.*?)"?$', line.strip())
+        if m and not line.lstrip().startswith("#"):
+            conf[m.group(1)] = m.group(2)
+    return conf
+
+
+def role_env(conf, date=None):
+    env = dict(os.environ)
+    env.update(GIT_COMMITTER_NAME=conf["SERIES_AUTHOR_NAME"],
+               GIT_COMMITTER_EMAIL=conf["SERIES_AUTHOR_EMAIL"])
+    if date:
+        env["GIT_COMMITTER_DATE"] = date
+    return env
+
+
+def git(tree, *args, env=None, check=True, capture=True):
+    res = subprocess.run(["git", "-C", str(tree), *args], env=env, text=True,
+                         stdout=subprocess.PIPE if capture else None,
+                         stderr=subprocess.STDOUT if capture else None)
+    if check and res.returncode:
+        raise SeriesError(f"git {' '.join(args)} failed in {tree}:\n{res.stdout}")
+    return res.stdout.strip() if capture else ""
+
+
+@dataclass
+class Cover:
+    subject: str
+    body: str
+
+
+@dataclass
+class TreeSeries:
+    tree: str
+    directory: Path
+    version: int
+    patches: list = field(default_factory=list)
+    cover: Cover | None = None
+
+
+def parse_cover(path):
+    text = Path(path).read_text()
+    head, _, rest = text.partition("\n\n")
+    subj = re.search(r"^Subject: \[[^\]]*\] (.*(?:\n [^\n]*)*)", head, re.M)
+    if not subj:
+        raise SeriesError(f"{path}: no Subject line")
+    lines = rest.splitlines()
+    end = next((i for i, ln in enumerate(lines) if SHORTLOG_RE.match(ln)), None)
+    if end is None:
+        raise SeriesError(f"{path}: no shortlog after the cover letter text")
+    body = "\n".join(lines[:end]).strip("\n")
+    return Cover(subject=re.sub(r"\n ", " ", subj.group(1)).strip(), body=body)
+
+
+def load_series(conf=None, patches=PATCHES):
+    conf = conf or load_conf(patches / "series.conf")
+    out = []
+    for tree, sub, key in TREES:
+        d = patches / sub
+        files = sorted(d.glob("*.patch")) if d.is_dir() else []
+        cover = [f for f in files if COVER_RE.match(f.name)]
+        ts = TreeSeries(tree, d, int(conf.get(key, "1")),
+                        [f for f in files if not COVER_RE.match(f.name)])
+        if cover:
+            ts.cover = parse_cover(cover[0])
+        out.append(ts)
+    return out
+
+
+def am_failure(tree, patch, output):
+    """Name the patch and the hunk that failed, abort, leave the tree clean."""
+    hunks = [ln for ln in output.splitlines()
+             if re.match(r"^(error|warning): (patch failed|.*does not (exist|apply))", ln)
+             or ln.startswith("Patch failed at") or "CONFLICT" in ln]
+    git(tree, "am", "--abort", check=False)
+    git(tree, "reset", "-q", "--hard", check=False)
+    git(tree, "clean", "-qfd", check=False)
+    detail = "\n  ".join(hunks) or output.strip()
+    return SeriesError(f"patch does not apply: {patch}\n  {detail}")
+
+
+def recover(tree):
+    """Undo what an interrupted earlier run left behind in a worktree."""
+    gitdir = Path(git(tree, "rev-parse", "--git-dir"))
+    if not gitdir.is_absolute():
+        gitdir = Path(tree) / gitdir
+    if (gitdir / "rebase-apply").exists():
+        git(tree, "am", "--abort", check=False)
+    if (gitdir / "rebase-merge").exists():
+        git(tree, "rebase", "--abort", check=False)
+    git(tree, "reset", "-q", "--hard")
+
+
+def apply(tree, base, conf=None, patches=PATCHES, log=print):
+    """Create branches net and net-next in `tree` from `base` and the series."""
+    conf = conf or load_conf(patches / "series.conf")
+    recover(tree)
+    start = base
+    applied = []
+    for ts in load_series(conf, patches):
+        git(tree, "checkout", "-q", "-f", "-B", ts.tree, start)
+        for p in ts.patches:
+            log(f"  applying [{ts.tree}] {p.name}")
+            res = subprocess.run(
+                ["git", "-C", str(tree), "am", "-q", "--3way", "--keep-cr",
+                 "--committer-date-is-author-date", str(p)],
+                env=role_env(conf), text=True, stdout=subprocess.PIPE,
+                stderr=subprocess.STDOUT)
+            if res.returncode:
+                raise am_failure(tree, p.relative_to(patches.parent), res.stdout)
+            applied.append((ts.tree, p, git(tree, "rev-parse", "HEAD")))
+        desc = f"{ts.cover.subject}\n\n{ts.cover.body}\n" if ts.cover else ""
+        git(tree, "config", f"branch.{ts.tree}.description", desc)
+        start = ts.tree
+    return applied
+
+
+def canonical_chain(tree, parent, rev_range, conf):
+    """Recreate rev_range on `parent` as `apply` would have committed it.
+
+    Committer = role identity, committer date = author date: the commit ids
+    (and so the exported files) depend only on content, not on when or by
+    whom a commit was last amended.
+    """
+    for sha in git(tree, "rev-list", "--reverse", rev_range).split():
+        raw = git(tree, "cat-file", "commit", sha, capture=True)
+        msg = raw.partition("\n\n")[2]
+        fmt = git(tree, "log", "-1", "--format=%an%x00%ae%x00%ad", "--date=raw", sha)
+        name, email, date = fmt.split("\0")
+        env = role_env(conf, date)
+        env.update(GIT_AUTHOR_NAME=name, GIT_AUTHOR_EMAIL=email, GIT_AUTHOR_DATE=date)
+        res = subprocess.run(["git", "-C", str(tree), "commit-tree", f"{sha}^{{tree}}",
+                              "-p", parent], input=msg + ("\n" if not msg.endswith("\n") else ""),
+                             env=env, text=True, capture_output=True, check=True)
+        parent = res.stdout.strip()
+    return parent
+
+
+def export(tree, base, outdir=PATCHES, conf=None, identity=None):
+    """Write branches net and net-next of `tree` as format-patch files.
+
+    identity=None keeps the role identity from series.conf; otherwise
+    (name, email) replaces it in From: and Signed-off-by: lines.
+    """
+    conf = conf or load_conf()
+    prev, canon_prev = base, git(tree, "rev-parse", f"{base}^{{commit}}")
+    written = []
+    for tree_name, sub, key in TREES:
+        if not git(tree, "rev-parse", "-q", "--verify", tree_name, check=False):
+            raise SeriesError(f"branch {tree_name} missing in {tree}: run apply first")
+        res = subprocess.run(["git", "-C", str(tree), "merge-base", "--is-ancestor",
+                              prev, tree_name])
+        if res.returncode:
+            raise SeriesError(f"{prev} is not an ancestor of {tree_name}: rebase {tree_name} onto it")
+        canon = canonical_chain(tree, canon_prev, f"{prev}..{tree_name}", conf)
+        count = int(git(tree, "rev-list", "--count", f"{prev}..{tree_name}"))
+        d = Path(outdir) / sub
+        d.mkdir(parents=True, exist_ok=True)
+        for old in d.glob("*.patch"):
+            old.unlink()
+        if count:
+            tmp = f"series-export-{tree_name}"
+            git(tree, "branch", "-f", tmp, canon)
+            desc = git(tree, "config", f"branch.{tree_name}.description", check=False)
+            if desc:
+                git(tree, "config", f"branch.{tmp}.description", desc + "\n")
+            version = int(conf.get(key, "1"))
+            tip_date = git(tree, "log", "-1", "--format=%aD", canon)
+            args = ["format-patch", "-q", "--full-index", "--no-signature",
+                    f"--subject-prefix=PATCH {tree_name}", f"--base={base}",
+                    "--cover-from-description=subject", "-o", str(d)]
+            if count > 2:
+                args.append("--cover-letter")
+            if version > 1:
+                args.append(f"-v{version}")
+            args.append(f"{canon_prev}..{tmp}")
+            try:
+                git(tree, *args, env=role_env(conf, tip_date))
+            finally:
+                git(tree, "branch", "-D", tmp, check=False)
+            files = sorted(d.glob("*.patch"))
+            if identity:
+                for f in files:
+                    f.write_text(substitute_identity(f.read_text(), conf, identity))
+            written += files
+        prev, canon_prev = tree_name, canon
+    return written
+
+
+def substitute_identity(text, conf, identity):
+    role = f"{conf['SERIES_AUTHOR_NAME']} <{conf['SERIES_AUTHOR_EMAIL']}>"
+    me = f"{identity[0]} <{identity[1]}>"
+    text = re.sub(rf"^From: {re.escape(role)}$", f"From: {me}", text, flags=re.M)
+    return re.sub(rf"^Signed-off-by: {re.escape(role)}$", f"Signed-off-by: {me}",
+                  text, flags=re.M)
+
+
+def submitter_identity(tree):
+    name = git(tree, "config", "user.name", check=False)
+    email = git(tree, "config", "user.email", check=False)
+    if not name or not email:
+        raise SeriesError("git user.name/user.email unset: the submitter identity is needed")
+    return name, email
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    sub = ap.add_subparsers(dest="cmd", required=True)
+    a = sub.add_parser("apply", help="apply patches/ to TREE as branches net, net-next")
+    a.add_argument("tree")
+    a.add_argument("base", help="base commit or tag")
+    e = sub.add_parser("export", help="write branches net, net-next back to patches/")
+    e.add_argument("tree")
+    e.add_argument("base")
+    e.add_argument("--out", default=str(PATCHES))
+    s = sub.add_parser("send-prep", help="export with the submitter's identity for sending")
+    s.add_argument("tree")
+    s.add_argument("base")
+    s.add_argument("--out", required=True)
+    args = ap.parse_args(argv)
+    try:
+        if args.cmd == "apply":
+            applied = apply(args.tree, args.base)
+            print(f"applied {len(applied)} patches; branches net, net-next in {args.tree}")
+        elif args.cmd == "export":
+            files = export(args.tree, args.base, Path(args.out))
+            print(f"exported {len(files)} files to {args.out}")
+        else:
+            files = export(args.tree, args.base, Path(args.out),
+                           identity=submitter_identity(args.tree))
+            print(f"wrote {len(files)} files with the submitter identity to {args.out}")
+    except SeriesError as err:
+        print(f"error: {err}", file=sys.stderr)
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
