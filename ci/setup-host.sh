@@ -21,6 +21,9 @@ PACKAGES=(
 	# reports
 	gnuplot-nox
 )
+# Extra packages (space-separated), e.g. for a local tool; also used by tests.
+read -r -a extra <<< "${SETUP_EXTRA_PACKAGES:-}"
+PACKAGES+=("${extra[@]}")
 
 missing=()
 for p in "${PACKAGES[@]}"; do

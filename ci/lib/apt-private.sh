@@ -11,7 +11,7 @@ APT_PRIVATE_SUITES="${APT_PRIVATE_SUITES:-trixie-backports sid}"
 apt_private_init() {
 	local uri
 	mkdir -p "$APT_PRIVATE_DIR/lists/partial" "$APT_PRIVATE_DIR/debs"
-	uri=$(awk '/^URIs:/ {print $2; exit}' /etc/apt/sources.list.d/debian.sources 2>/dev/null || true)
+	uri=${APT_PRIVATE_URI:-$(awk '/^URIs:/ {print $2; exit}' /etc/apt/sources.list.d/debian.sources 2>/dev/null || true)}
 	[ -n "$uri" ] || uri=http://deb.debian.org/debian
 	cat > "$APT_PRIVATE_DIR/sources.sources" <<SRC
 Types: deb
@@ -34,7 +34,7 @@ apt_private() {
 apt_private_update() {
 	apt_private_init
 	if [ "${APT_PRIVATE_FRESH:-0}" != 1 ]; then
-		apt_private -qq update >&2 || {
+		apt_private -qq --error-on=any update >&2 || {
 			echo "error: apt update of private suites ($APT_PRIVATE_SUITES) failed: registry unreachable?" >&2
 			return 1
 		}

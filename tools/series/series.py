@@ -23,6 +23,8 @@ TREES = (("net", "net", "SERIES_VERSION_NET"),
          ("net-next", "net-next", "SERIES_VERSION_NET_NEXT"))
 COVER_RE = re.compile(r"^(v\d+-)?0000-cover-letter\.patch$")
 SHORTLOG_RE = re.compile(r"^\S.* \(\d+\):$")
+# Workspace branches are <prefix>net and <prefix>net-next.
+DEFAULT_PREFIX = "series/"
 
 
 class SeriesError(Exception):
@@ -100,16 +102,21 @@ def load_series(conf=None, patches=PATCHES):
     return out
 
 
-def am_failure(tree, patch, output):
+def am_failure(tree, patch, output, name):
     """Name the patch and the hunk that failed, abort, leave the tree clean."""
+    check = subprocess.run(["git", "-C", str(tree), "apply", "--check", "--verbose", str(patch)],
+                           text=True, capture_output=True)
+    output += "\n" + check.stderr + check.stdout
     hunks = [ln for ln in output.splitlines()
-             if re.match(r"^(error|warning): (patch failed|.*does not (exist|apply))", ln)
-             or ln.startswith("Patch failed at") or "CONFLICT" in ln]
+             if re.match(r"^(error|warning): (patch failed|.*does not (exist|apply)|"
+                         r"Failed to merge)", ln)
+             or ln.startswith(("Patch failed at", "Hunk #", "error: while searching"))
+             or "CONFLICT" in ln]
     git(tree, "am", "--abort", check=False)
     git(tree, "reset", "-q", "--hard", check=False)
     git(tree, "clean", "-qfd", check=False)
     detail = "\n  ".join(hunks) or output.strip()
-    return SeriesError(f"patch does not apply: {patch}\n  {detail}")
+    return SeriesError(f"patch does not apply: {name}\n  {detail}")
 
 
 def recover(tree):
@@ -124,27 +131,28 @@ def recover(tree):
     git(tree, "reset", "-q", "--hard")
 
 
-def apply(tree, base, conf=None, patches=PATCHES, log=print):
-    """Create branches net and net-next in `tree` from `base` and the series."""
+def apply(tree, base, conf=None, patches=PATCHES, log=print, prefix=DEFAULT_PREFIX):
+    """Create branches <prefix>net and <prefix>net-next in `tree` from `base`."""
     conf = conf or load_conf(patches / "series.conf")
     recover(tree)
     start = base
     applied = []
     for ts in load_series(conf, patches):
-        git(tree, "checkout", "-q", "-f", "-B", ts.tree, start)
+        branch = prefix + ts.tree
+        git(tree, "checkout", "-q", "-f", "-B", branch, start)
         for p in ts.patches:
             log(f"  applying [{ts.tree}] {p.name}")
             res = subprocess.run(
-                ["git", "-C", str(tree), "am", "-q", "--3way", "--keep-cr",
+                ["git", "-C", str(tree), "am", "--3way", "--keep-cr",
                  "--committer-date-is-author-date", str(p)],
                 env=role_env(conf), text=True, stdout=subprocess.PIPE,
                 stderr=subprocess.STDOUT)
             if res.returncode:
-                raise am_failure(tree, p.relative_to(patches.parent), res.stdout)
+                raise am_failure(tree, p, res.stdout, p.relative_to(patches.parent))
             applied.append((ts.tree, p, git(tree, "rev-parse", "HEAD")))
         desc = f"{ts.cover.subject}\n\n{ts.cover.body}\n" if ts.cover else ""
-        git(tree, "config", f"branch.{ts.tree}.description", desc)
-        start = ts.tree
+        git(tree, "config", f"branch.{branch}.description", desc)
+        start = branch
     return applied
 
 
@@ -169,7 +177,7 @@ def canonical_chain(tree, parent, rev_range, conf):
     return parent
 
 
-def export(tree, base, outdir=PATCHES, conf=None, identity=None):
+def export(tree, base, outdir=PATCHES, conf=None, identity=None, prefix=DEFAULT_PREFIX):
     """Write branches net and net-next of `tree` as format-patch files.
 
     identity=None keeps the role identity from series.conf; otherwise
@@ -179,14 +187,15 @@ def export(tree, base, outdir=PATCHES, conf=None, identity=None):
     prev, canon_prev = base, git(tree, "rev-parse", f"{base}^{{commit}}")
     written = []
     for tree_name, sub, key in TREES:
-        if not git(tree, "rev-parse", "-q", "--verify", tree_name, check=False):
-            raise SeriesError(f"branch {tree_name} missing in {tree}: run apply first")
+        branch = prefix + tree_name
+        if not git(tree, "rev-parse", "-q", "--verify", branch, check=False):
+            raise SeriesError(f"branch {branch} missing in {tree}: run apply first")
         res = subprocess.run(["git", "-C", str(tree), "merge-base", "--is-ancestor",
-                              prev, tree_name])
+                              prev, branch])
         if res.returncode:
-            raise SeriesError(f"{prev} is not an ancestor of {tree_name}: rebase {tree_name} onto it")
-        canon = canonical_chain(tree, canon_prev, f"{prev}..{tree_name}", conf)
-        count = int(git(tree, "rev-list", "--count", f"{prev}..{tree_name}"))
+            raise SeriesError(f"{prev} is not an ancestor of {branch}: rebase {branch} onto it")
+        canon = canonical_chain(tree, canon_prev, f"{prev}..{branch}", conf)
+        count = int(git(tree, "rev-list", "--count", f"{prev}..{branch}"))
         d = Path(outdir) / sub
         d.mkdir(parents=True, exist_ok=True)
         for old in d.glob("*.patch"):
@@ -194,7 +203,7 @@ def export(tree, base, outdir=PATCHES, conf=None, identity=None):
         if count:
             tmp = f"series-export-{tree_name}"
             git(tree, "branch", "-f", tmp, canon)
-            desc = git(tree, "config", f"branch.{tree_name}.description", check=False)
+            desc = git(tree, "config", f"branch.{branch}.description", check=False)
             if desc:
                 git(tree, "config", f"branch.{tmp}.description", desc + "\n")
             version = int(conf.get(key, "1"))
@@ -216,7 +225,7 @@ def export(tree, base, outdir=PATCHES, conf=None, identity=None):
                 for f in files:
                     f.write_text(substitute_identity(f.read_text(), conf, identity))
             written += files
-        prev, canon_prev = tree_name, canon
+        prev, canon_prev = branch, canon
     return written
 
 
@@ -224,6 +233,8 @@ def substitute_identity(text, conf, identity):
     role = f"{conf['SERIES_AUTHOR_NAME']} <{conf['SERIES_AUTHOR_EMAIL']}>"
     me = f"{identity[0]} <{identity[1]}>"
     text = re.sub(rf"^From: {re.escape(role)}$", f"From: {me}", text, flags=re.M)
+    text = re.sub(rf"^{re.escape(conf['SERIES_AUTHOR_NAME'])} (\(\d+\):)$",
+                  rf"{identity[0]} \1", text, flags=re.M)
     return re.sub(rf"^Signed-off-by: {re.escape(role)}$", f"Signed-off-by: {me}",
                   text, flags=re.M)
 
@@ -239,10 +250,11 @@ def submitter_identity(tree):
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     sub = ap.add_subparsers(dest="cmd", required=True)
-    a = sub.add_parser("apply", help="apply patches/ to TREE as branches net, net-next")
+    ap.add_argument("--prefix", default=DEFAULT_PREFIX, help="workspace branch prefix")
+    a = sub.add_parser("apply", help="apply patches/ to TREE as branches series/net, series/net-next")
     a.add_argument("tree")
     a.add_argument("base", help="base commit or tag")
-    e = sub.add_parser("export", help="write branches net, net-next back to patches/")
+    e = sub.add_parser("export", help="write the workspace branches back to patches/")
     e.add_argument("tree")
     e.add_argument("base")
     e.add_argument("--out", default=str(PATCHES))
@@ -253,13 +265,14 @@ def main(argv=None):
     args = ap.parse_args(argv)
     try:
         if args.cmd == "apply":
-            applied = apply(args.tree, args.base)
-            print(f"applied {len(applied)} patches; branches net, net-next in {args.tree}")
+            applied = apply(args.tree, args.base, prefix=args.prefix)
+            print(f"applied {len(applied)} patches; branches {args.prefix}net, "
+                  f"{args.prefix}net-next in {args.tree}")
         elif args.cmd == "export":
-            files = export(args.tree, args.base, Path(args.out))
+            files = export(args.tree, args.base, Path(args.out), prefix=args.prefix)
             print(f"exported {len(files)} files to {args.out}")
         else:
-            files = export(args.tree, args.base, Path(args.out),
+            files = export(args.tree, args.base, Path(args.out), prefix=args.prefix,
                            identity=submitter_identity(args.tree))
             print(f"wrote {len(files)} files with the submitter identity to {args.out}")
     except SeriesError as err:

@@ -1,0 +1,117 @@
+"""Pipeline results: results.json, summary.md and junit.xml in one folder."""
+
+import json
+import platform
+import subprocess
+import time
+import xml.etree.ElementTree as ET
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+
+@dataclass
+class Case:
+    suite: str
+    name: str
+    status: str  # pass | fail | skip
+    message: str = ""
+    details: str = ""
+
+
+def stage_table(stages):
+    rows = [("stage", "status", "time", "summary")]
+    for s in stages:
+        first = s.summary.splitlines()[0] if s.summary else ""
+        rows.append((s.name, s.status.upper(), f"{s.seconds / 60:.1f} min", first[:90]))
+    total = sum(s.seconds for s in stages)
+    rows.append(("total", "", f"{total / 60:.1f} min", ""))
+    w = [max(len(r[i]) for r in rows) for i in range(3)]
+    return "\n".join(f"{r[0]:<{w[0]}}  {r[1]:<{w[1]}}  {r[2]:>{w[2]}}  {r[3]}" for r in rows)
+
+
+def environment():
+    def out(cmd):
+        try:
+            return subprocess.check_output(cmd, text=True, stderr=subprocess.DEVNULL).strip()
+        except (OSError, subprocess.CalledProcessError):
+            return ""
+    return {"host": platform.node(), "cpus": out(["nproc"]), "kernel": platform.release(),
+            "gcc": out(["gcc", "-dumpfullversion"]), "vng": out(["vng", "--version"]),
+            "date": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}
+
+
+def write(folder, mode, base, stages, patches, series_results):
+    folder = Path(folder)
+    cases = [c for s in stages for c in s.cases]
+    data = {
+        "mode": mode,
+        "ok": all(s.status != "fail" for s in stages),
+        "base": {k.lower(): v for k, v in base.items()},
+        "environment": environment(),
+        "stages": [{"name": s.name, "status": s.status, "seconds": round(s.seconds, 1),
+                    "summary": s.summary} for s in stages],
+        "patches": [p.as_dict() for p in patches],
+        "series_checks": {k: asdict(v) for k, v in series_results.items()},
+        "cases": [asdict(c) for c in cases],
+    }
+    (folder / "results.json").write_text(json.dumps(data, indent=2) + "\n")
+    (folder / "summary.md").write_text(markdown(data, stages, patches))
+    junit(folder / "junit.xml", stages)
+
+
+def markdown(data, stages, patches):
+    base = data["base"]
+    lines = [f"# Pipeline {data['mode']}: {'PASS' if data['ok'] else 'FAIL'}", ""]
+    if base:
+        pinned = base.get("base_pinned") == "yes"
+        lines += [f"Base: {base.get('base_package')} {base.get('base_version')}"
+                  f"{'' if pinned else ' (NOT the pinned base)'}, tarball sha256 "
+                  f"`{base.get('base_tarball_sha256', 'n/a')}`, git `{base.get('base_tag')}`.", ""]
+    env = data["environment"]
+    lines += [f"Host: {env['cpus']} CPUs, gcc {env['gcc']}, {env['vng']}; {env['date']}.", ""]
+    lines += ["## Stages", "", "| stage | status | minutes | summary |", "|---|---|---|---|"]
+    for s in stages:
+        first = s.summary.splitlines()[0] if s.summary else ""
+        lines.append(f"| {s.name} | {s.status} | {s.seconds / 60:.1f} | {first} |")
+    if patches:
+        cols = list(patches[0].results)
+        lines += ["", "## Per-patch checks", "",
+                  "| # | tree | patch | " + " | ".join(cols) + " |",
+                  "|---" * (3 + len(cols)) + "|"]
+        for p in patches:
+            cells = [p.results[c].status for c in cols]
+            lines.append(f"| {p.index} | {p.tree} | {p.subject} | " + " | ".join(cells) + " |")
+        fails = [(p, c, p.results[c]) for p in patches for c in cols
+                 if p.results[c].status == "fail"]
+        if fails:
+            lines += ["", "Failures:", ""]
+            lines += [f"- patch {p.index} `{c}`: {r.message}" for p, c, r in fails]
+        lines += ["", "## Recipients (get_maintainer.pl)", ""]
+        for p in patches:
+            lines.append(f"- {p.index} {p.subject}: To: {', '.join(p.to) or '-'}; "
+                         f"Cc: {', '.join(p.cc) or '-'}")
+    failed = [c for c in data["cases"] if c["status"] == "fail"]
+    n = {k: sum(1 for c in data["cases"] if c["status"] == k) for k in ("pass", "fail", "skip")}
+    lines += ["", "## Test cases", "",
+              f"{n['pass']} passed, {n['fail']} failed, {n['skip']} skipped.", ""]
+    lines += [f"- FAIL {c['suite']} / {c['name']}: {c['message']}" for c in failed]
+    return "\n".join(lines) + "\n"
+
+
+def junit(path, stages):
+    root = ET.Element("testsuites")
+    for s in stages:
+        suite = ET.SubElement(root, "testsuite", name=s.name, time=f"{s.seconds:.1f}",
+                              tests=str(len(s.cases)),
+                              failures=str(sum(c.status == "fail" for c in s.cases)),
+                              skipped=str(sum(c.status == "skip" for c in s.cases)))
+        if s.status == "fail":
+            tc = ET.SubElement(suite, "testcase", classname=s.name, name="stage")
+            ET.SubElement(tc, "failure", message=s.summary.splitlines()[0][:500]).text = s.summary
+        for c in s.cases:
+            tc = ET.SubElement(suite, "testcase", classname=c.suite, name=c.name)
+            if c.status == "fail":
+                ET.SubElement(tc, "failure", message=c.message[:500]).text = c.details or c.message
+            elif c.status == "skip":
+                ET.SubElement(tc, "skipped", message=c.message[:500])
+    ET.ElementTree(root).write(path, encoding="unicode", xml_declaration=True)

@@ -1,0 +1,110 @@
+"""Run the selftest programs in VMs booted on the base and patched kernels.
+
+Every case has an expected result per kernel (selftests/expectations.json;
+a case not listed is expected to pass on both). The run fails when any
+result differs from its expectation, so a test that cannot fail on the base
+kernel is caught as well as a test failing on the patched one.
+"""
+
+import json
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import report
+import vm
+
+ROOT = Path(__file__).resolve().parents[1]
+KTAP_RE = re.compile(r"^(?P<not>not )?ok (?P<n>\d+) (?P<name>.*?)(?: # (?P<dir>SKIP|XFAIL)\b(?P<why>.*))?$")
+
+
+@dataclass
+class Outcome:
+    ok: bool = True
+    summary: str = ""
+    matrix: str = ""
+    cases: list = field(default_factory=list)
+
+
+def parse_ktap(text):
+    """Top-level KTAP results: {name: (status, reason)}; status pass|fail|skip."""
+    res = {}
+    for line in text.splitlines():
+        m = KTAP_RE.match(line)
+        if not m:
+            continue
+        if m["dir"] == "SKIP":
+            res[m["name"]] = ("skip", m["why"].strip())
+        else:
+            res[m["name"]] = ("fail" if m["not"] else "pass", "")
+    return res
+
+
+def load_expectations(path=ROOT / "selftests/expectations.json"):
+    return json.loads(Path(path).read_text()) if Path(path).is_file() else {}
+
+
+def expected(expect, prog, case, kernel):
+    entry = expect.get(prog, {}).get(case, {})
+    return entry.get(kernel, "pass"), entry.get("why", "")
+
+
+def programs(path=ROOT / "selftests/programs.txt"):
+    names = []
+    for line in Path(path).read_text().splitlines():
+        if line.strip() and not line.startswith("#"):
+            names.append(line.split()[0])
+    return names
+
+
+def run_matrix(kernels, outdir, bindir=ROOT / "build/cxx", tree="", timeout=900, log=print):
+    """kernels: {label: build_dir}. Returns an Outcome with cases and matrix."""
+    expect = load_expectations()
+    out = Outcome()
+    results = {}  # (prog, case) -> {kernel: (status, reason)}
+    problems = []
+    for label, build in kernels.items():
+        rw = Path(outdir) / label
+        log(f"  booting the {label} kernel (TCG) and running {len(programs())} program(s)")
+        res = vm.run_vm(build, f"bash {ROOT}/selftests/run-in-vm.sh {rw} {bindir} {tree}",
+                        rwdir=rw, timeout=timeout, log_path=Path(outdir) / f"{label}-console.log")
+        log(f"    {label}: {res.reason()} after {res.seconds:.0f}s "
+            f"(console: {res.log_path})")
+        out.cases.append(report.Case(f"vm.{label}", "boot and run", "pass" if res.ok else "fail",
+                                     res.reason()))
+        if not res.ok or not (rw / "complete").is_file():
+            problems.append(f"{label} VM: {res.reason()}")
+            continue
+        for prog in programs():
+            ktap = rw / f"{prog}.ktap"
+            rc = int((rw / f"{prog}.rc").read_text()) if (rw / f"{prog}.rc").is_file() else -1
+            cases = parse_ktap(ktap.read_text()) if ktap.is_file() else {}
+            if not cases:
+                cases = {"(program)": ("fail", f"no KTAP results, exit {rc}")}
+            for case, st in cases.items():
+                results.setdefault((prog, case), {})[label] = st
+    rows = [("test", *[f"{k} (want)" for k in kernels], "verdict")]
+    for (prog, case), per in sorted(results.items()):
+        cells, good = [], True
+        for label in kernels:
+            got, why = per.get(label, ("missing", ""))
+            want, reason = expected(expect, prog, case, label)
+            match = got == want
+            good &= match
+            cells.append(f"{got} ({want})")
+            out.cases.append(report.Case(
+                f"selftests.{label}", f"{prog}: {case}", "pass" if match else "fail",
+                f"got {got}, expected {want}" + (f": {reason}" if reason else "")
+                + (f" [{why}]" if why else "")))
+        rows.append((f"{prog}: {case}", *cells, "ok" if good else "MISMATCH"))
+        if not good:
+            problems.append(f"{prog}: {case}: {', '.join(cells)}")
+    widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
+    out.matrix = "\n".join("  ".join(c.ljust(w) for c, w in zip(r, widths)) for r in rows)
+    out.ok = not problems and bool(results)
+    n = len(results)
+    out.summary = (f"{n} case(s) x {len(kernels)} kernels, "
+                   + ("all as expected" if out.ok else
+                      f"{len(problems)} problem(s): " + "; ".join(problems[:3])
+                      if problems else "no results"))
+    return out

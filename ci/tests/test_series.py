@@ -1,0 +1,134 @@
+"""Series tooling on a small git repository: apply, export, failures."""
+
+import os
+import shutil
+import subprocess
+import tempfile
+import unittest
+from pathlib import Path
+
+import series
+
+CONF = ('SERIES_AUTHOR_NAME="Role Identity"\nSERIES_AUTHOR_EMAIL="role@example.invalid"\n'
+        "SERIES_VERSION_NET=1\nSERIES_VERSION_NET_NEXT=2\n")
+ROLE = {"GIT_AUTHOR_NAME": "Role Identity", "GIT_AUTHOR_EMAIL": "role@example.invalid",
+        "GIT_COMMITTER_NAME": "Role Identity", "GIT_COMMITTER_EMAIL": "role@example.invalid",
+        "GIT_AUTHOR_DATE": "@1700000000 +0000", "GIT_COMMITTER_DATE": "@1700000000 +0000"}
+
+
+def git(repo, *args, env=None):
+    return subprocess.run(["git", "-C", str(repo), *args], check=True, text=True,
+                          capture_output=True, env={**os.environ, **ROLE, **(env or {})}).stdout
+
+
+def make_base(path):
+    path.mkdir(parents=True)
+    git(path, "init", "-q", "-b", "main")
+    (path / "driver.c").write_text("".join(f"line {i}\n" for i in range(40)))
+    git(path, "add", "-A")
+    git(path, "commit", "-q", "-m", "base")
+    git(path, "tag", "base")
+    return path
+
+
+def commit_edit(repo, line, text, subject, date):
+    f = repo / "driver.c"
+    lines = f.read_text().splitlines(keepends=True)
+    lines[line] = text + "\n"
+    f.write_text("".join(lines))
+    env = {"GIT_AUTHOR_DATE": date, "GIT_COMMITTER_DATE": date}
+    git(repo, "commit", "-q", "-a", "-s", "-m", subject, "-m", f"Why: {subject}.", env=env)
+
+
+class SeriesTest(unittest.TestCase):
+    def setUp(self):
+        self.tmp = Path(tempfile.mkdtemp())
+        self.patches = self.tmp / "patches"
+        self.patches.mkdir()
+        (self.patches / "series.conf").write_text(CONF)
+        self.conf = series.load_conf(self.patches / "series.conf")
+        # Author a series: one fix, three features (cover letter), then export.
+        dev = make_base(self.tmp / "dev")
+        git(dev, "checkout", "-q", "-b", "series/net")
+        commit_edit(dev, 1, "fixed 1", "drv: fix line one", "@1700000100 +0000")
+        git(dev, "checkout", "-q", "-b", "series/net-next")
+        for i in (10, 20, 30):
+            commit_edit(dev, i, f"feature {i}", f"drv: feature {i}", f"@17000002{i} +0000")
+        git(dev, "config", "branch.series/net-next.description",
+            "drv: three features\n\nWhy they matter.\n\nChanges in v2:\n- reworded\n")
+        series.export(dev, "base", self.patches, conf=self.conf)
+        self.dev = dev
+
+    def tearDown(self):
+        shutil.rmtree(self.tmp)
+
+    def files(self, d):
+        return {p.relative_to(d): p.read_text() for p in sorted(d.rglob("*.patch"))}
+
+    def test_export_layout(self):
+        names = sorted(p.name for p in (self.patches / "net-next").glob("*.patch"))
+        self.assertEqual(names[0], "v2-0000-cover-letter.patch")
+        self.assertEqual(len(names), 4)
+        cover = (self.patches / "net-next" / names[0]).read_text()
+        self.assertIn("Subject: [PATCH net-next v2 0/3] drv: three features", cover)
+        self.assertIn("Changes in v2:", cover)
+        self.assertIn("base-commit: ", cover)
+        fix = next((self.patches / "net").glob("*.patch")).read_text()
+        self.assertIn("Subject: [PATCH net] drv: fix line one", fix)
+        self.assertNotIn("cover-letter", " ".join(p.name for p in (self.patches / "net").iterdir()))
+
+    def test_apply_then_export_is_exact(self):
+        tree = make_base(self.tmp / "fresh")
+        applied = series.apply(tree, "base", conf=self.conf, patches=self.patches, log=lambda m: 0)
+        self.assertEqual(len(applied), 4)
+        out = self.tmp / "out"
+        series.export(tree, "base", out, conf=self.conf)
+        self.assertEqual(self.files(self.patches), self.files(out))
+
+    def test_export_is_exact_after_amend_without_change(self):
+        # Amending with another committer and date must not change the export.
+        git(self.dev, "commit", "-q", "--amend", "--no-edit",
+            env={"GIT_COMMITTER_NAME": "Someone", "GIT_COMMITTER_DATE": "@1800000000 +0000"})
+        out = self.tmp / "out"
+        series.export(self.dev, "base", out, conf=self.conf)
+        self.assertEqual(self.files(self.patches), self.files(out))
+
+    def test_patch_that_does_not_apply_is_named_and_tree_left_clean(self):
+        tree = make_base(self.tmp / "other")
+        (tree / "driver.c").write_text("".join(f"other {i}\n" for i in range(40)))
+        git(tree, "commit", "-q", "-a", "-m", "diverge")
+        with self.assertRaises(series.SeriesError) as ctx:
+            series.apply(tree, "HEAD", conf=self.conf, patches=self.patches, log=lambda m: 0)
+        msg = str(ctx.exception)
+        self.assertIn("patch does not apply: patches/net/0001-drv-fix-line-one.patch", msg)
+        self.assertIn("driver.c", msg)
+        self.assertFalse((tree / ".git/rebase-apply").exists())
+        self.assertEqual(git(tree, "status", "--porcelain"), "")
+
+    def test_interrupted_am_is_recovered(self):
+        tree = make_base(self.tmp / "interrupted")
+        patch = next((self.patches / "net-next").glob("*0002-*.patch"))
+        (tree / "driver.c").write_text("conflict\n")
+        git(tree, "commit", "-q", "-a", "-m", "conflict")
+        subprocess.run(["git", "-C", str(tree), "am", str(patch)], capture_output=True)
+        self.assertTrue((tree / ".git/rebase-apply").exists())
+        applied = series.apply(tree, "base", conf=self.conf, patches=self.patches, log=lambda m: 0)
+        self.assertEqual(len(applied), 4)
+
+    def test_send_prep_substitutes_identity(self):
+        out = self.tmp / "send"
+        series.export(self.dev, "base", out, conf=self.conf, identity=("Ann Dev", "ann@example.org"))
+        text = "".join(self.files(out).values())
+        self.assertNotIn("Role Identity", text)
+        self.assertIn("From: Ann Dev <ann@example.org>", text)
+        self.assertIn("Signed-off-by: Ann Dev <ann@example.org>", text)
+
+    def test_cover_parse(self):
+        cover = series.parse_cover(next((self.patches / "net-next").glob("*0000-cover*")))
+        self.assertEqual(cover.subject, "drv: three features")
+        self.assertTrue(cover.body.startswith("Why they matter."))
+        self.assertTrue(cover.body.rstrip().endswith("- reworded"))
+
+
+if __name__ == "__main__":
+    unittest.main()

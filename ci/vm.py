@@ -1,0 +1,118 @@
+#!/usr/bin/env python3
+"""Boot a kernel build under virtme-ng (TCG) and run one command in it.
+
+The guest sees the host root filesystem read-only and one read/write
+directory for results. The run fails when the command fails, when the VM
+does not finish before the hard timeout (it is killed), or when the console
+log shows a kernel splat, whatever the command returned.
+"""
+
+import argparse
+import os
+import re
+import signal
+import subprocess
+import sys
+import threading
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+SPLAT_RE = re.compile(
+    r"(WARNING: CPU: \d+|WARNING: .* at |BUG: |KASAN: |UBSAN: |"
+    r"WARNING: possible (circular|recursive) locking|"
+    r"WARNING: suspicious RCU usage|INFO: possible irq lock inversion|"
+    r"inconsistent lock state|Kernel panic|Oops: |unreferenced object 0x|"
+    r"general protection fault|Call Trace:)")
+VNG = os.environ.get("VNG", "vng")
+
+
+@dataclass
+class VmResult:
+    kernel: str
+    command: str
+    exit_code: int | None
+    timed_out: bool
+    seconds: float
+    splats: list = field(default_factory=list)
+    log_path: str = ""
+
+    @property
+    def ok(self):
+        return self.exit_code == 0 and not self.timed_out and not self.splats
+
+    def reason(self):
+        if self.timed_out:
+            return f"VM killed after {self.seconds:.0f}s timeout"
+        if self.splats:
+            return f"kernel splat: {self.splats[0]}"
+        if self.exit_code != 0:
+            return f"command exited {self.exit_code}"
+        return "ok"
+
+
+def find_splats(text):
+    return [ln.strip() for ln in text.splitlines() if SPLAT_RE.search(ln)]
+
+
+def run_vm(kernel_dir, command, rwdir, timeout=600, cpus=2, memory="1G", log_path=None,
+           echo=None):
+    """Run `command` in a VM booted from the build directory `kernel_dir`."""
+    kernel_dir = Path(kernel_dir).resolve()
+    image = kernel_dir / "arch/x86/boot/bzImage"
+    if not image.is_file() and os.environ.get("VNG") is None:
+        raise FileNotFoundError(f"no kernel image at {image}: build it first")
+    Path(rwdir).mkdir(parents=True, exist_ok=True)
+    cmd = [VNG, "--run", str(kernel_dir), "--disable-kvm", "--force-initramfs",
+           "--cpus", str(cpus), "--memory", memory, "--verbose",
+           "--rwdir", str(Path(rwdir).resolve()), "--exec", command]
+    start = time.monotonic()
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                            stdin=subprocess.DEVNULL, text=True, errors="replace",
+                            start_new_session=True)
+    lines = []
+
+    def reader():
+        for ln in proc.stdout:
+            lines.append(ln.rstrip("\n"))
+            if echo:
+                echo(ln.rstrip("\n"))
+
+    thread = threading.Thread(target=reader, daemon=True)
+    thread.start()
+    timed_out = False
+    try:
+        proc.wait(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        timed_out = True
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait()
+        thread.join(timeout=5)
+        proc.stdout.close()
+    text = "\n".join(lines)
+    if log_path:
+        Path(log_path).write_text(text + "\n")
+    return VmResult(kernel=str(kernel_dir), command=command,
+                    exit_code=None if timed_out else proc.returncode, timed_out=timed_out,
+                    seconds=time.monotonic() - start, splats=find_splats(text),
+                    log_path=str(log_path or ""))
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("kernel_dir", help="kernel build directory (O=) holding bzImage")
+    ap.add_argument("command")
+    ap.add_argument("--rwdir", default="results/vm")
+    ap.add_argument("--timeout", type=int, default=600)
+    ap.add_argument("--log")
+    args = ap.parse_args(argv)
+    res = run_vm(args.kernel_dir, args.command, args.rwdir, args.timeout, log_path=args.log,
+                 echo=print)
+    print(f"vm: {res.reason()} ({res.seconds:.0f}s)", file=sys.stderr)
+    return 0 if res.ok else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

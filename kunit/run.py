@@ -1,0 +1,89 @@
+#!/usr/bin/env python3
+"""Run the project's KUnit suites in UML through the tree's kunit.py.
+
+Results are read from kunit.py's JSON and counted per case; the run fails
+on any failed case, on a crash or timeout, or when no case ran at all.
+"""
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+DEFAULT_CONFIGS = [HERE / "net.kunitconfig", HERE / "series.kunitconfig"]
+
+
+@dataclass
+class KunitResult:
+    cases: list = field(default_factory=list)  # (suite, case, status)
+    exit_code: int = 0
+    log_path: str = ""
+
+    def count(self, status):
+        return sum(1 for c in self.cases if c[2] == status)
+
+    @property
+    def ok(self):
+        return (self.exit_code == 0 and bool(self.cases)
+                and not self.count("FAIL") and not self.count("ERROR"))
+
+    def summary(self):
+        return (f"{self.count('PASS')} passed, {self.count('FAIL') + self.count('ERROR')} "
+                f"failed, {self.count('SKIP')} skipped")
+
+
+def walk(group, suite=None, out=None):
+    out = [] if out is None else out
+    name = group.get("name", "")
+    for case in group.get("test_cases", []):
+        out.append((name or suite or "", case["name"], case["status"]))
+    for sub in group.get("sub_groups", []):
+        walk(sub, name, out)
+    return out
+
+
+def run(tree, build_dir, configs=None, log_path=None, json_path=None, timeout=600, echo=None):
+    configs = configs or DEFAULT_CONFIGS
+    build_dir = Path(build_dir)
+    build_dir.mkdir(parents=True, exist_ok=True)
+    json_path = Path(json_path or build_dir / "kunit.json")
+    json_path.unlink(missing_ok=True)
+    cmd = [sys.executable, "tools/testing/kunit/kunit.py", "run", f"--build_dir={build_dir}",
+           f"--jobs={os.cpu_count() + 1}", f"--timeout={timeout}", f"--json={json_path}",
+           "--make_options=CC=ccache gcc"]
+    cmd += [f"--kunitconfig={c}" for c in configs]
+    env = dict(os.environ)
+    env.setdefault("CCACHE_DIR", str(Path(env.get("PROJECT_CACHE", "/tmp")) / "ccache"))
+    proc = subprocess.Popen(cmd, cwd=tree, env=env, text=True, errors="replace",
+                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+    lines = []
+    for line in proc.stdout:
+        lines.append(line.rstrip("\n"))
+        if echo:
+            echo(line.rstrip("\n"))
+    code = proc.wait()
+    if log_path:
+        Path(log_path).write_text("\n".join(lines) + "\n")
+    res = KunitResult(exit_code=code, log_path=str(log_path or ""))
+    if json_path.is_file():
+        res.cases = walk(json.loads(json_path.read_text()))
+    return res
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("tree")
+    ap.add_argument("build_dir")
+    ap.add_argument("--kunitconfig", action="append")
+    args = ap.parse_args(argv)
+    res = run(args.tree, args.build_dir, args.kunitconfig, echo=print)
+    print(f"kunit: {res.summary()}")
+    return 0 if res.ok else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
