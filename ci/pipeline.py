@@ -159,10 +159,28 @@ class Pipeline:
             if mm:
                 status = {"ok": "pass", "FAIL": "fail", "ERROR": "fail"}.get(mm[3], "skip")
                 st.cases.append(report.Case("host.pipeline", f"{mm[2]}.{mm[1]}", status, ""))
+        lint = self.lint(st)
         st.summary = (f"ctest: {total - failed}/{total} passed; pipeline self-tests: "
-                      f"{pm[1] if pm else 0} run, {'ok' if pcode == 0 else 'FAILED'}")
-        if code or not m or pcode or not pm:
+                      f"{pm[1] if pm else 0} run, {'ok' if pcode == 0 else 'FAILED'}; "
+                      f"lint: {'ok' if not lint else 'FAILED ' + ', '.join(lint)}")
+        if code or not m or pcode or not pm or lint:
             raise StageFailed(st.summary)
+
+    def lint(self, st):
+        """shellcheck on the shell glue, clang-format on the C++ sources."""
+        failed = []
+        files = subprocess.check_output(["git", "-C", str(ROOT), "ls-files", "-co",
+                                         "--exclude-standard"], text=True).split()
+        shell = [str(ROOT / f) for f in files if f.endswith(".sh") or f == ".ci/run"]
+        cxx = [str(ROOT / f) for f in files if f.endswith((".cpp", ".hpp"))]
+        for name, cmd in (("shellcheck", ["shellcheck", "-x", *shell]),
+                          ("clang-format", ["clang-format", "--dry-run", "--Werror", *cxx])):
+            code, out = sh(cmd, self.logfile("host-tests"), cwd=ROOT, check=False)
+            st.cases.append(report.Case("host.lint", name, "pass" if code == 0 else "fail",
+                                        out[-1000:]))
+            if code:
+                failed.append(name)
+        return failed
 
     def stage_base(self, st):
         if self.kernel_src:

@@ -1,0 +1,71 @@
+"""Pipeline driver: a failing stage fails the run and skips what needs it."""
+
+import contextlib
+import io
+import json
+import tempfile
+import unittest
+from pathlib import Path
+
+import pipeline
+
+
+class Fake(pipeline.Pipeline):
+    PLAN = {"test": ["base", "apply", "build_base", "checks", "vm"]}
+
+    def __init__(self, results, fail):
+        super().__init__("test", results)
+        self.fail, self.ran = fail, []
+
+    def fake(self, stage, st):
+        self.ran.append(stage)
+        st.cases.append(pipeline.report.Case(stage, "case", "pass"))
+        if stage == self.fail:
+            raise pipeline.StageFailed(f"{stage} broke\ndetail line")
+
+
+for _name in Fake.PLAN["test"]:
+    setattr(Fake, f"stage_{_name}", lambda self, st, _n=_name: self.fake(_n, st))
+
+
+class PipelineTest(unittest.TestCase):
+    def run_fake(self, fail):
+        tmp = tempfile.mkdtemp()
+        (Path(tmp) / "logs").mkdir()
+        p = Fake(tmp, fail)
+        out = io.StringIO()
+        with contextlib.redirect_stdout(out):
+            code = p.run()
+        return p, code, out.getvalue(), json.loads((Path(tmp) / "results.json").read_text())
+
+    def test_failure_skips_dependents_and_exits_nonzero(self):
+        p, code, out, data = self.run_fake("apply")
+        self.assertEqual(code, 1)
+        self.assertEqual(p.ran, ["base", "apply", "build_base"])
+        status = {s["name"]: s["status"] for s in data["stages"]}
+        self.assertEqual(status, {"base": "pass", "apply": "fail", "build-base": "pass",
+                                  "checks": "skip", "vm": "skip"})
+        self.assertFalse(data["ok"])
+        self.assertIn("pipeline: FAILED (apply)", out)
+        self.assertIn("apply broke", out)
+        self.assertTrue((Path(p.results) / "junit.xml").read_text().count("<failure") >= 1)
+
+    def test_all_pass(self):
+        p, code, out, data = self.run_fake(None)
+        self.assertEqual(code, 0)
+        self.assertTrue(data["ok"])
+        self.assertIn("pipeline: 5 passed, 0 failed, 0 skipped", out)
+
+    def test_crash_in_stage_is_a_failure(self):
+        class Crash(Fake):
+            def stage_checks(self, st):
+                raise KeyError("bug")
+        tmp = tempfile.mkdtemp()
+        (Path(tmp) / "logs").mkdir()
+        with contextlib.redirect_stdout(io.StringIO()):
+            code = Crash(tmp, None).run()
+        self.assertEqual(code, 1)
+
+
+if __name__ == "__main__":
+    unittest.main()

@@ -1,0 +1,339 @@
+#include "rtnl.hpp"
+
+#include <cerrno>
+#include <charconv>
+#include <cstdio>
+#include <filesystem>
+#include <system_error>
+
+#include <arpa/inet.h>
+#include <linux/gen_stats.h>
+#include <linux/if.h>
+#include <linux/pkt_cls.h>
+#include <linux/rtnetlink.h>
+#include <linux/tc_act/tc_gact.h>
+#include <sys/socket.h>
+
+namespace ksft::rtnl {
+namespace {
+
+nlmsghdr *start_link_msg(nl::Message &msg, std::uint16_t type, std::uint16_t flags)
+{
+    nlmsghdr *nlh = msg.start(type, flags);
+    auto *ifm = msg.put_extra<ifinfomsg>();
+    ifm->ifi_family = AF_UNSPEC;
+    return nlh;
+}
+
+tcmsg *start_tc_msg(nl::Message &msg, std::uint16_t type, std::uint16_t flags, int ifindex,
+                    std::uint32_t parent, std::uint32_t handle)
+{
+    msg.start(type, flags);
+    auto *tcm = msg.put_extra<tcmsg>();
+    tcm->tcm_family = AF_UNSPEC;
+    tcm->tcm_ifindex = ifindex;
+    tcm->tcm_parent = parent;
+    tcm->tcm_handle = handle;
+    return tcm;
+}
+
+std::optional<std::uint32_t> parse_hex16(std::string_view s)
+{
+    if (s.empty() || s.size() > 4)
+        return std::nullopt;
+    std::uint32_t v = 0;
+    const auto [ptr, ec] = std::from_chars(s.data(), s.data() + s.size(), v, 16);
+    if (ec != std::errc() || ptr != s.data() + s.size())
+        return std::nullopt;
+    return v;
+}
+
+} // namespace
+
+nlmsghdr *build_newlink(nl::Message &msg, const LinkSpec &spec)
+{
+    nlmsghdr *nlh = start_link_msg(msg, RTM_NEWLINK, NLM_F_CREATE | NLM_F_EXCL);
+    msg.put_strz(IFLA_IFNAME, spec.name);
+    if (spec.num_tx_queues)
+        msg.put_u32(IFLA_NUM_TX_QUEUES, *spec.num_tx_queues);
+    if (spec.num_rx_queues)
+        msg.put_u32(IFLA_NUM_RX_QUEUES, *spec.num_rx_queues);
+    nlattr *linkinfo = msg.nest_start(IFLA_LINKINFO);
+    msg.put_strz(IFLA_INFO_KIND, spec.kind);
+    msg.nest_end(linkinfo);
+    return nlh;
+}
+
+Status parse_link(const nlmsghdr *nlh, LinkInfo &out)
+{
+    if (nlh->nlmsg_type != RTM_NEWLINK || mnl_nlmsg_get_payload_len(nlh) < sizeof(ifinfomsg))
+        return Status::from_errno(EBADMSG);
+    const auto *ifm = static_cast<const ifinfomsg *>(mnl_nlmsg_get_payload(nlh));
+    out = LinkInfo{};
+    out.ifindex = ifm->ifi_index;
+    out.flags = ifm->ifi_flags;
+
+    const nl::AttrTable tb = nl::parse_attrs(nlh, sizeof(ifinfomsg), IFLA_MAX);
+    out.name = nl::attr_str(tb, IFLA_IFNAME).value_or("");
+    out.mtu = nl::attr_u32(tb, IFLA_MTU).value_or(0);
+    out.num_tx_queues = nl::attr_u32(tb, IFLA_NUM_TX_QUEUES).value_or(0);
+    out.num_rx_queues = nl::attr_u32(tb, IFLA_NUM_RX_QUEUES).value_or(0);
+    out.stats = nl::attr_struct<rtnl_link_stats64>(tb, IFLA_STATS64);
+    if (tb[IFLA_LINKINFO] != nullptr) {
+        const nl::AttrTable li = nl::parse_nested(tb[IFLA_LINKINFO], IFLA_INFO_MAX);
+        out.kind = nl::attr_str(li, IFLA_INFO_KIND).value_or("");
+    }
+    return {};
+}
+
+Status create_link(nl::Socket &sock, const LinkSpec &spec)
+{
+    nl::Message msg;
+    return sock.request(build_newlink(msg, spec));
+}
+
+Status delete_link(nl::Socket &sock, std::string_view name)
+{
+    nl::Message msg(1024);
+    nlmsghdr *nlh = start_link_msg(msg, RTM_DELLINK, 0);
+    msg.put_strz(IFLA_IFNAME, name);
+    return sock.request(nlh);
+}
+
+Status set_link_up(nl::Socket &sock, std::string_view name, bool up)
+{
+    nl::Message msg(1024);
+    nlmsghdr *nlh = msg.start(RTM_NEWLINK, 0);
+    auto *ifm = msg.put_extra<ifinfomsg>();
+    ifm->ifi_family = AF_UNSPEC;
+    ifm->ifi_change = IFF_UP;
+    ifm->ifi_flags = up ? IFF_UP : 0;
+    msg.put_strz(IFLA_IFNAME, name);
+    return sock.request(nlh);
+}
+
+Status get_link(nl::Socket &sock, std::string_view name, LinkInfo &out)
+{
+    nl::Message msg(1024);
+    nlmsghdr *nlh = start_link_msg(msg, RTM_GETLINK, 0);
+    msg.put_strz(IFLA_IFNAME, name);
+    bool found = false;
+    Status parse_st;
+    Status st = sock.request(nlh, [&](const nlmsghdr *reply) {
+        if (reply->nlmsg_type != RTM_NEWLINK)
+            return;
+        parse_st = parse_link(reply, out);
+        found = parse_st.ok();
+    });
+    if (!st.ok())
+        return st;
+    if (!parse_st.ok())
+        return parse_st;
+    if (!found)
+        return Status::from_errno(ENODEV);
+    out.real_num_tx_queues = sysfs_queue_count(out.name, "tx");
+    out.real_num_rx_queues = sysfs_queue_count(out.name, "rx");
+    return {};
+}
+
+std::optional<std::uint32_t> sysfs_queue_count(std::string_view name, std::string_view prefix)
+{
+    namespace fs = std::filesystem;
+    std::error_code ec;
+    const fs::path dir = fs::path("/sys/class/net") / std::string(name) / "queues";
+    fs::directory_iterator it(dir, ec);
+    if (ec)
+        return std::nullopt;
+    const std::string want = std::string(prefix) + "-";
+    std::uint32_t count = 0;
+    for (; it != fs::directory_iterator(); it.increment(ec)) {
+        if (ec)
+            return std::nullopt;
+        if (it->path().filename().string().rfind(want, 0) == 0)
+            ++count;
+    }
+    return count;
+}
+
+LinkGuard::~LinkGuard()
+{
+    if (name_.empty() || sock_ == nullptr)
+        return;
+    try {
+        delete_link(*sock_, name_);
+    } catch (...) { // NOLINT(bugprone-empty-catch): best effort cleanup in a destructor
+    }
+}
+
+LinkGuard::LinkGuard(LinkGuard &&other) noexcept : sock_(other.sock_), name_(std::move(other.name_))
+{
+    other.name_.clear();
+}
+
+std::string format_handle(std::uint32_t h)
+{
+    if (h == TC_H_ROOT)
+        return "root";
+    if (h == TC_H_UNSPEC)
+        return "none";
+    char buf[16];
+    if (handle_minor(h) == 0)
+        std::snprintf(buf, sizeof(buf), "%x:", handle_major(h));
+    else
+        std::snprintf(buf, sizeof(buf), "%x:%x", handle_major(h), handle_minor(h));
+    return buf;
+}
+
+std::optional<std::uint32_t> parse_handle(std::string_view s)
+{
+    if (s == "root")
+        return TC_H_ROOT;
+    if (s == "ingress" || s == "clsact")
+        return TC_H_CLSACT;
+    if (s == "none")
+        return TC_H_UNSPEC;
+    const std::size_t colon = s.find(':');
+    const auto maj = parse_hex16(s.substr(0, colon));
+    if (!maj)
+        return std::nullopt;
+    if (colon == std::string_view::npos || colon + 1 == s.size())
+        return make_handle(*maj, 0);
+    const auto min = parse_hex16(s.substr(colon + 1));
+    if (!min)
+        return std::nullopt;
+    return make_handle(*maj, *min);
+}
+
+nlmsghdr *build_qdisc(nl::Message &msg, std::uint16_t type, std::uint16_t flags,
+                      const QdiscSpec &spec)
+{
+    start_tc_msg(msg, type, flags, spec.ifindex, spec.parent, spec.handle);
+    if (!spec.kind.empty())
+        msg.put_strz(TCA_KIND, spec.kind);
+    if (!spec.options.empty())
+        msg.put_raw(TCA_OPTIONS, spec.options.data(), spec.options.size());
+    return msg.hdr();
+}
+
+Status parse_qdisc(const nlmsghdr *nlh, QdiscInfo &out)
+{
+    if (nlh->nlmsg_type != RTM_NEWQDISC || mnl_nlmsg_get_payload_len(nlh) < sizeof(tcmsg))
+        return Status::from_errno(EBADMSG);
+    const auto *tcm = static_cast<const tcmsg *>(mnl_nlmsg_get_payload(nlh));
+    out = QdiscInfo{};
+    out.ifindex = tcm->tcm_ifindex;
+    out.handle = tcm->tcm_handle;
+    out.parent = tcm->tcm_parent;
+
+    const nl::AttrTable tb = nl::parse_attrs(nlh, sizeof(tcmsg), TCA_MAX);
+    out.kind = nl::attr_str(tb, TCA_KIND).value_or("");
+    if (tb[TCA_STATS2] == nullptr)
+        return {};
+    out.has_stats = true;
+    const nl::AttrTable st = nl::parse_nested(tb[TCA_STATS2], TCA_STATS_MAX);
+    if (auto basic = nl::attr_struct<gnet_stats_basic>(st, TCA_STATS_BASIC)) {
+        out.bytes = basic->bytes;
+        out.packets = basic->packets;
+    }
+    if (auto pkt64 = nl::attr_u64(st, TCA_STATS_PKT64))
+        out.packets = *pkt64;
+    if (auto q = nl::attr_struct<gnet_stats_queue>(st, TCA_STATS_QUEUE)) {
+        out.qlen = q->qlen;
+        out.backlog = q->backlog;
+        out.drops = q->drops;
+        out.requeues = q->requeues;
+        out.overlimits = q->overlimits;
+    }
+    return {};
+}
+
+Status qdisc_replace(nl::Socket &sock, const QdiscSpec &spec)
+{
+    nl::Message msg;
+    return sock.request(build_qdisc(msg, RTM_NEWQDISC, NLM_F_CREATE | NLM_F_REPLACE, spec));
+}
+
+Status qdisc_change(nl::Socket &sock, const QdiscSpec &spec)
+{
+    nl::Message msg;
+    return sock.request(build_qdisc(msg, RTM_NEWQDISC, 0, spec));
+}
+
+Status qdisc_delete(nl::Socket &sock, const QdiscSpec &spec)
+{
+    nl::Message msg;
+    QdiscSpec del = spec;
+    del.options.clear();
+    return sock.request(build_qdisc(msg, RTM_DELQDISC, 0, del));
+}
+
+Status qdisc_dump(nl::Socket &sock, int ifindex, std::vector<QdiscInfo> &out)
+{
+    nl::Message msg(1024);
+    start_tc_msg(msg, RTM_GETQDISC, 0, ifindex, 0, 0);
+    out.clear();
+    Status parse_st;
+    Status st = sock.dump(msg.hdr(), [&](const nlmsghdr *reply) {
+        QdiscInfo info;
+        Status s = parse_qdisc(reply, info);
+        if (!s.ok()) {
+            parse_st = s;
+            return;
+        }
+        if (ifindex == 0 || info.ifindex == ifindex)
+            out.push_back(std::move(info));
+    });
+    return st.ok() ? parse_st : st;
+}
+
+Status add_clsact(nl::Socket &sock, int ifindex)
+{
+    QdiscSpec spec;
+    spec.ifindex = ifindex;
+    spec.parent = kClsactParent;
+    spec.handle = kClsactHandle;
+    spec.kind = "clsact";
+    return qdisc_replace(sock, spec);
+}
+
+nlmsghdr *build_matchall(nl::Message &msg, std::uint16_t type, std::uint16_t flags,
+                         const MatchallSpec &spec)
+{
+    tcmsg *tcm = start_tc_msg(msg, type, flags, spec.ifindex, spec.parent, spec.handle);
+    tcm->tcm_info = TC_H_MAKE(static_cast<std::uint32_t>(spec.prio) << 16, htons(spec.protocol));
+    msg.put_strz(TCA_KIND, "matchall");
+    if (type != RTM_NEWTFILTER)
+        return msg.hdr();
+
+    nlattr *opts = msg.nest_start(TCA_OPTIONS);
+    if (spec.flags != 0)
+        msg.put_u32(TCA_MATCHALL_FLAGS, spec.flags);
+    if (spec.gact_ok) {
+        nlattr *acts = msg.nest_start(TCA_MATCHALL_ACT);
+        nlattr *act = msg.nest_start(1); // action order/priority
+        msg.put_strz(TCA_ACT_KIND, "gact");
+        nlattr *act_opts = msg.nest_start(TCA_ACT_OPTIONS);
+        tc_gact parms{};
+        parms.action = TC_ACT_OK;
+        msg.put_raw(TCA_GACT_PARMS, &parms, sizeof(parms));
+        msg.nest_end(act_opts);
+        msg.nest_end(act);
+        msg.nest_end(acts);
+    }
+    msg.nest_end(opts);
+    return msg.hdr();
+}
+
+Status filter_add(nl::Socket &sock, const MatchallSpec &spec)
+{
+    nl::Message msg;
+    return sock.request(build_matchall(msg, RTM_NEWTFILTER, NLM_F_CREATE | NLM_F_EXCL, spec));
+}
+
+Status filter_delete(nl::Socket &sock, const MatchallSpec &spec)
+{
+    nl::Message msg;
+    return sock.request(build_matchall(msg, RTM_DELTFILTER, 0, spec));
+}
+
+} // namespace ksft::rtnl

@@ -1,0 +1,58 @@
+// Counting tracepoint hits per device through tracefs.
+#pragma once
+
+#include <cstddef>
+#include <functional>
+#include <optional>
+#include <string>
+#include <string_view>
+
+namespace ksft::tracefs {
+
+// First of /sys/kernel/tracing and /sys/kernel/debug/tracing that holds a "trace" file.
+std::optional<std::string> find_root();
+
+// Counts lines of trace text that carry the field dev=<dev> (exact name). Comment lines are
+// ignored. If event is not empty, only lines of that event ("<event>:") count.
+std::size_t count_dev_lines(std::string_view trace_text, std::string_view dev,
+                            std::string_view event = {});
+
+// One tracepoint, events/<system>/<name>. Disabled again on destruction if it was enabled
+// here, and tracing_on is restored.
+class Event {
+public:
+    // root: tracefs mount point; empty means find_root().
+    Event(std::string system, std::string name, std::string root = {});
+    ~Event();
+    Event(const Event &) = delete;
+    Event &operator=(const Event &) = delete;
+    Event(Event &&) = delete;
+    Event &operator=(Event &&) = delete;
+
+    // False if tracefs or the event is missing; error() says why (usable as a SKIP reason).
+    bool available() const { return error_.empty(); }
+    const std::string &error() const { return error_; }
+    const std::string &root() const { return root_; }
+
+    bool enable();
+    bool disable();
+    // Empties the trace buffer.
+    bool clear();
+    std::optional<std::string> read_trace();
+
+    // Clears the buffer, enables the event, runs window, disables it and counts the
+    // lines for dev. nullopt (with error() set) if any step fails.
+    std::optional<std::size_t> count(std::string_view dev, const std::function<void()> &window);
+
+private:
+    bool write_file(const std::string &path, std::string_view value);
+
+    std::string system_;
+    std::string name_;
+    std::string root_;
+    std::string error_;
+    bool enabled_here_ = false;
+    std::optional<std::string> saved_tracing_on_;
+};
+
+} // namespace ksft::tracefs

@@ -1,0 +1,120 @@
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+
+#include <gtest/gtest.h>
+
+#include "tracefs.hpp"
+
+namespace {
+
+namespace fs = std::filesystem;
+using ksft::tracefs::count_dev_lines;
+
+constexpr const char *kSample =
+        "# tracer: nop\n"
+        "#\n"
+        "# entries-in-buffer/entries-written: 7/7   #P:2\n"
+        "#\n"
+        "#           TASK-PID     CPU#  |||||  TIMESTAMP  FUNCTION\n"
+        "#              | |         |   |||||     |         |\n"
+        "   sender-1234    [000] b..1.   100.000001: net_dev_xmit: dev=dq1_0 skbaddr=0000 len=64 "
+        "rc=0\n"
+        "   sender-1234    [000] b..1.   100.000002: net_dev_xmit: dev=dq1_0 skbaddr=0000 len=64 "
+        "rc=0\n"
+        "   sender-1235    [001] b..1.   100.000003: net_dev_xmit: dev=dq1_01 skbaddr=0000 len=64 "
+        "rc=0\n"
+        "   sender-1235    [001] b..1.   100.000004: net_dev_queue: dev=dq1_0 skbaddr=0000 len=64\n"
+        "   sender-1235    [001] b..1.   100.000005: net_dev_xmit: ndev=dq1_0 len=64\n"
+        "   sender-1235    [001] b..1.   100.000006: net_dev_xmit: dev=dq1_0\n"
+        "   sender-1235    [001] b..1.   100.000007: qdisc_dequeue: dev=dq1_0, skbaddr=0000\n";
+
+TEST(Tracefs, CountsExactDeviceName)
+{
+    // 2 xmit + queue + trailing xmit + qdisc with a comma; dq1_01 and ndev= do not count.
+    EXPECT_EQ(count_dev_lines(kSample, "dq1_0"), 5U);
+    EXPECT_EQ(count_dev_lines(kSample, "dq1_01"), 1U);
+    EXPECT_EQ(count_dev_lines(kSample, "dq1"), 0U);
+    EXPECT_EQ(count_dev_lines(kSample, ""), 0U);
+}
+
+TEST(Tracefs, FiltersByEvent)
+{
+    EXPECT_EQ(count_dev_lines(kSample, "dq1_0", "net_dev_xmit"), 3U);
+    EXPECT_EQ(count_dev_lines(kSample, "dq1_0", "net_dev_queue"), 1U);
+    EXPECT_EQ(count_dev_lines(kSample, "dq1_0", "qdisc_dequeue"), 1U);
+    EXPECT_EQ(count_dev_lines(kSample, "dq1_0", "net_dev"), 0U);
+}
+
+TEST(Tracefs, IgnoresCommentsAndEmptyText)
+{
+    EXPECT_EQ(count_dev_lines("", "eth0"), 0U);
+    EXPECT_EQ(count_dev_lines("# dev=eth0\n   # dev=eth0\n\n", "eth0"), 0U);
+    EXPECT_EQ(count_dev_lines("x-1 [000] 1.0: e: dev=eth0", "eth0"), 1U); // no final newline
+}
+
+class FakeTracefs : public ::testing::Test {
+protected:
+    void SetUp() override
+    {
+        char tmpl[] = "/tmp/ksft-tracefs-XXXXXX";
+        ASSERT_NE(mkdtemp(tmpl), nullptr);
+        root_ = tmpl;
+        fs::create_directories(root_ / "events/net/net_dev_xmit");
+        write(root_ / "trace", "# tracer: nop\nold line dev=eth0\n");
+        write(root_ / "tracing_on", "0\n");
+        write(root_ / "events/net/net_dev_xmit/enable", "0\n");
+    }
+    void TearDown() override { fs::remove_all(root_); }
+
+    static void write(const fs::path &p, const std::string &s) { std::ofstream(p) << s; }
+    static std::string read(const fs::path &p)
+    {
+        std::ifstream in(p);
+        std::ostringstream ss;
+        ss << in.rdbuf();
+        return ss.str();
+    }
+
+    fs::path root_;
+};
+
+TEST_F(FakeTracefs, CountsOverWindowAndRestores)
+{
+    {
+        ksft::tracefs::Event ev("net", "net_dev_xmit", root_.string());
+        ASSERT_TRUE(ev.available()) << ev.error();
+        const auto n = ev.count("eth0", [&] {
+            EXPECT_EQ(read(root_ / "events/net/net_dev_xmit/enable"), "1");
+            EXPECT_EQ(read(root_ / "tracing_on"), "1");
+            std::ofstream(root_ / "trace", std::ios::app)
+                    << "a-1 [000] 1.0: net_dev_xmit: dev=eth0 len=64\n"
+                    << "a-1 [000] 1.1: net_dev_xmit: dev=eth1 len=64\n"
+                    << "a-1 [000] 1.2: net_dev_xmit: dev=eth0 len=64\n";
+        });
+        ASSERT_TRUE(n.has_value()) << ev.error();
+        EXPECT_EQ(*n, 2U); // the old line was cleared first
+        EXPECT_EQ(read(root_ / "events/net/net_dev_xmit/enable"), "0");
+    }
+    EXPECT_EQ(read(root_ / "tracing_on"), "0");
+}
+
+TEST_F(FakeTracefs, MissingEventIsReported)
+{
+    ksft::tracefs::Event ev("net", "no_such_event", root_.string());
+    EXPECT_FALSE(ev.available());
+    EXPECT_NE(ev.error().find("net:no_such_event"), std::string::npos);
+    EXPECT_FALSE(ev.enable());
+    EXPECT_FALSE(ev.count("eth0", [] {}).has_value());
+}
+
+TEST(Tracefs, MissingRootIsReported)
+{
+    ksft::tracefs::Event ev("net", "net_dev_xmit", "/nonexistent/tracing");
+    EXPECT_FALSE(ev.available());
+    EXPECT_NE(ev.error().find("/nonexistent/tracing"), std::string::npos);
+}
+
+} // namespace
