@@ -14,6 +14,7 @@ and the logs.
 
 import argparse
 import fcntl
+import hashlib
 import json
 import os
 import re
@@ -26,7 +27,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-sys.path[:0] = [str(ROOT / "tools/series"), str(ROOT / "ci"), str(ROOT / "kunit")]
+sys.path[:0] = [str(ROOT / "tools/series"), str(ROOT / "ci"), str(ROOT / "kunit"),
+                str(ROOT / "tools/bench")]
 
 import checks  # noqa: E402
 import report  # noqa: E402
@@ -106,6 +108,7 @@ class Pipeline:
         self.patch_reports = []
         self.series_results = {}
         self.kernel_src = os.environ.get("KERNEL_SRC")
+        self.ws = WS
 
     # -- helpers --------------------------------------------------------
     def logfile(self, name):
@@ -118,7 +121,7 @@ class Pipeline:
 
     def worktree(self, name, rev):
         """A worktree of the base repository at WS/name/src, recovered and reset."""
-        path = WS / name / "src"
+        path = self.ws / name / "src"
         repo = self.base["BASE_REPO"]
         subprocess.run(["git", "-C", repo, "worktree", "prune"], check=False)
         if not (path / ".git").exists():
@@ -136,11 +139,15 @@ class Pipeline:
         sh(["bash", str(ROOT / "ci/setup-host.sh")], self.logfile("setup"))
         st.summary = "host packages present"
 
-    def stage_host_tests(self, st):
+    def stage_userspace(self, st):
         build = ROOT / "build/cxx"
         sh(["cmake", "-S", str(ROOT), "-B", str(build), "-DCMAKE_BUILD_TYPE=Release"],
-           self.logfile("host-tests"))
-        sh(["cmake", "--build", str(build), f"-j{os.cpu_count()}"], self.logfile("host-tests"))
+           self.logfile("userspace"))
+        sh(["cmake", "--build", str(build), f"-j{os.cpu_count()}"], self.logfile("userspace"))
+        st.summary = f"C++ selftests and tools built in {build}"
+
+    def stage_host_tests(self, st):
+        build = ROOT / "build/cxx"
         code, out = sh(["ctest", "--test-dir", str(build), "--output-on-failure"],
                        self.logfile("host-tests"), check=False)
         m = re.search(r"(\d+)% tests passed, (\d+) tests failed out of (\d+)", out)
@@ -152,7 +159,7 @@ class Pipeline:
                          self.logfile("host-tests"), check=False,
                          env={"PYTHONPATH": os.pathsep.join(
                              [str(ROOT / "tools/series"), str(ROOT / "ci"),
-                              str(ROOT / "kunit")])})
+                              str(ROOT / "kunit"), str(ROOT / "tools/bench")])})
         pm = re.search(r"Ran (\d+) tests?", pout)
         for line in pout.splitlines():
             mm = re.match(r"^(test\w+) \(([\w.]+)\).*\.\.\. (ok|FAIL|ERROR|skipped.*)$", line)
@@ -189,6 +196,9 @@ class Pipeline:
             _, sha = sh(["git", "-C", str(src), "rev-parse", f"{rev}^{{commit}}"])
             self.base = {"BASE_PACKAGE": "git", "BASE_VERSION": sha.strip(), "BASE_PINNED": "no",
                          "BASE_REPO": str(src), "BASE_TAG": sha.strip(), "BASE_SOURCE": str(src)}
+            # Worktrees of the user's repository live apart from the pinned base's.
+            digest = hashlib.sha256(str(src).encode()).hexdigest()[:12]
+            self.ws = CACHE / f"ws-{digest}"
             st.summary = f"user tree {src} at {sha.strip()[:12]}"
             return
         _, out = sh(["bash", str(ROOT / "kernel/fetch-base.sh")], self.logfile("base"))
@@ -230,13 +240,13 @@ class Pipeline:
 
     def stage_build_base(self, st):
         src = self.worktree("base", self.base["BASE_TAG"])
-        self.base_build = WS / "base/build-x86"
+        self.base_build = self.ws / "base/build-x86"
         self.build(src, self.base_build, "build-base", ["W=1"])
         st.summary = f"base kernel built in {self.base_build}"
 
     def stage_checks(self, st):
         tree = self.series_tree
-        out = WS / "series/build-x86"
+        out = self.ws / "series/build-x86"
         self.series_build = out
         known = checks.load_known_commits(ROOT / "kernel/known-commits.txt")
         # Start from a build of the base, then walk the series.
@@ -327,7 +337,9 @@ class Pipeline:
             raise StageFailed(f"negative control not caught: failing checks {failed}, want {want}")
 
     def stage_kunit(self, st):
-        res = kunit_run.run(self.series_tree, WS / "series/build-kunit",
+        sh(["git", "-C", str(self.series_tree), "checkout", "-q", "--detach",
+            self.applied[-1][2]])
+        res = kunit_run.run(self.series_tree, self.ws / "series/build-kunit",
                             log_path=self.logfile("kunit"),
                             json_path=self.results / "kunit.json",
                             echo=BuildProgress("kunit"))
@@ -341,21 +353,56 @@ class Pipeline:
     def stage_vm(self, st):
         import selftests_run  # noqa: PLC0415
         outcome = selftests_run.run_matrix(
-            {"base": WS / "base/build-x86", "patched": WS / "series/build-x86"},
-            self.results / "vm", log=log)
+            {"base": self.ws / "base/build-x86", "patched": self.ws / "series/build-x86"},
+            self.results / "vm", tree=self.series_tree, log=log)
         st.cases.extend(outcome.cases)
         st.summary = outcome.summary
         log(outcome.matrix)
         if not outcome.ok:
             raise StageFailed(outcome.summary)
 
+    def stage_bench(self, st):
+        import bench  # noqa: PLC0415
+        uml = ROOT / "kernel/configs/uml-bench.config"
+        kernels = {}
+        tip = self.applied[-1][2]
+        for label, name, rev in (("base", "base", self.base["BASE_TAG"]),
+                                 ("patched", "series", tip)):
+            src = self.ws / name / "src"
+            sh(["git", "-C", str(src), "checkout", "-q", "--detach", rev])
+            out = self.ws / name / "build-um-bench"
+            sh(["bash", str(ROOT / "kernel/build.sh"), str(src), str(out), "um", str(uml)],
+               self.logfile(f"build-um-{label}"), env={"KCONFIG_BASE": "defconfig"},
+               progress=BuildProgress(f"UML {label}"))
+            kernels[label] = out / "linux"
+        args = argparse.Namespace(
+            base_kernel=kernels["base"], patched_kernel=kernels["patched"],
+            mqbench=ROOT / "build/cxx/tools/bench/mqbench", out=self.results / "bench",
+            repetitions=int(os.environ.get("BENCH_REPETITIONS", "5")),
+            seconds=float(os.environ.get("BENCH_SECONDS", "3")), cpus=2, timeout=900,
+            scenarios=bench.SCENARIOS,
+            base_desc=f"{self.base.get('BASE_PACKAGE')} {self.base.get('BASE_VERSION')}")
+        log(f"  {args.repetitions} repetitions x {len(args.scenarios)} scenarios x 2 kernels")
+        data, svg, errors = bench.run(args, log=log)
+        log((self.results / "bench/bench.md").read_text())
+        for r in data["comparisons"]:
+            st.cases.append(report.Case("bench", r["key"], "pass" if r["repetitions"] else "fail",
+                                        f"{r.get('ratio_median', 0):.2f}x, target {r['target']}"))
+        st.summary = (f"{args.repetitions} repetitions; report {self.results / 'bench/bench.md'}"
+                      + (f"; {len(errors)} scenario error(s)" if errors else ""))
+        if errors:
+            raise StageFailed(st.summary + "\n" + "\n".join(errors[:10]))
+
     # -- driver ---------------------------------------------------------
     PLAN = {
-        "test": ["setup", "host_tests", "base", "apply", "build_base", "checks", "kunit", "vm"],
-        "main": ["setup", "base", "apply", "build_base", "checks", "kunit", "vm"],
+        "test": ["setup", "userspace", "host_tests", "base", "apply", "build_base", "checks",
+                 "kunit", "vm"],
+        "main": ["setup", "userspace", "base", "apply", "build_base", "checks", "kunit", "vm",
+                 "bench"],
     }
-    NEEDS = {"apply": ["base"], "build_base": ["base"], "checks": ["apply"],
-             "kunit": ["apply"], "vm": ["build_base", "checks"]}
+    NEEDS = {"host_tests": ["userspace"], "apply": ["base"], "build_base": ["base"],
+             "checks": ["apply"], "kunit": ["apply"], "vm": ["build_base", "checks", "userspace"],
+             "bench": ["checks", "userspace"]}
 
     def run(self, only=None):
         plan = self.PLAN[self.mode]
@@ -396,6 +443,9 @@ class Pipeline:
         log(report.stage_table(self.stages))
         cases = [c for s in self.stages for c in s.cases]
         n = {k: sum(1 for c in cases if c.status == k) for k in ("pass", "fail", "skip")}
+        # A failed stage counts as a failure even when it recorded no case.
+        n["fail"] += sum(1 for s in self.stages
+                         if s.status == "fail" and not any(c.status == "fail" for c in s.cases))
         log(f"results: {self.results}/summary.md, results.json, junit.xml")
         log(f"pipeline: {n['pass']} passed, {n['fail']} failed, {n['skip']} skipped")
         if not ok:

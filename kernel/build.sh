@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Configure (tinyconfig + fragments) and build a kernel tree out of tree.
+# Configure (KCONFIG_BASE, default tinyconfig, + fragments) and build a
+# kernel tree out of tree.
 # Usage: build.sh SRC OUT ARCH FRAGMENT... [-- MAKE_ARGS...]
 # Reconfigures only when the fragments change; builds incrementally with ccache.
 # Fails when an option a fragment asks for did not survive olddefconfig.
@@ -26,18 +27,28 @@ export CCACHE_BASEDIR="$PROJECT_CACHE" CCACHE_NOHASHDIR=1 CCACHE_MAXSIZE=${CCACH
 jobs=${JOBS:-$(($(nproc) + 1))}
 mk=(make -C "$src" O="$out" ARCH="$arch" -j"$jobs" CC="ccache gcc" HOSTCC="ccache gcc")
 
-stamp=$(cat "${frags[@]}" | sha256sum | cut -c1-16)
+kbase=${KCONFIG_BASE:-tinyconfig}
+stamp=$( (echo "$kbase"; cat "${frags[@]}") | sha256sum | cut -c1-16)
 if [ "$(cat "$out/.config.fragments" 2>/dev/null)" != "$stamp" ] || [ ! -f "$out/.config" ]; then
-	log "configuring $out: tinyconfig + ${frags[*]##*/}"
-	"${mk[@]}" -s tinyconfig >/dev/null
+	log "configuring $out: $kbase + ${frags[*]##*/}"
+	"${mk[@]}" -s "$kbase" >/dev/null
 	"$src/scripts/kconfig/merge_config.sh" -m -O "$out" "$out/.config" "${frags[@]}" >/dev/null
 	"${mk[@]}" -s olddefconfig >/dev/null
+	# An option the tree does not define (e.g. one a patch adds, asked for on
+	# the base too) is noted; one it defines but did not take is an error.
+	known() { grep -rqsE "^\s*(menu)?config ${1#CONFIG_}\s*$" --include='Kconfig*' "$src"; }
 	missing=0
 	while IFS= read -r line; do
+		opt=${line%%=*}
 		case "$line" in
-		CONFIG_*=n) grep -qx "# ${line%=n} is not set" "$out/.config" ||
-			! grep -q "^${line%=n}=" "$out/.config" || { warn "config: $line not applied"; missing=1; } ;;
-		CONFIG_*=*) grep -qx "$line" "$out/.config" || { warn "config: $line not applied (unmet dependency?)"; missing=1; } ;;
+		CONFIG_*=n) ! grep -q "^$opt=" "$out/.config" || { warn "config: $line not applied"; missing=1; } ;;
+		CONFIG_*=*) grep -qx "$line" "$out/.config" && continue
+			if known "$opt"; then
+				warn "config: $line not applied (unmet dependency?)"
+				missing=1
+			else
+				log "config: $opt is not defined in this tree, ignored"
+			fi ;;
 		esac
 	done < <(cat "${frags[@]}")
 	[ $missing -eq 0 ] || die "kernel config for $out lacks options asked for by its fragments"

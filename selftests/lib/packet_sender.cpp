@@ -103,8 +103,13 @@ sockaddr_ll dest_addr(const SenderConfig &cfg)
     return addr;
 }
 
+bool stopped(const std::atomic<bool> *stop)
+{
+    return stop != nullptr && stop->load(std::memory_order_relaxed);
+}
+
 void send_mmsg(int fd, const SenderConfig &cfg, const std::vector<std::uint8_t> &frame,
-               ThreadResult &res)
+               const std::atomic<bool> *stop, ThreadResult &res)
 {
     sockaddr_ll addr = dest_addr(cfg);
     const unsigned batch = cfg.batch == 0 ? 1 : cfg.batch;
@@ -116,7 +121,7 @@ void send_mmsg(int fd, const SenderConfig &cfg, const std::vector<std::uint8_t> 
         m.msg_hdr.msg_iov = &iov;
         m.msg_hdr.msg_iovlen = 1;
     }
-    while (res.sent < cfg.count) {
+    while (res.sent < cfg.count && !stopped(stop)) {
         const auto want =
                 static_cast<unsigned>(std::min<std::uint64_t>(batch, cfg.count - res.sent));
         const int n = sendmmsg(fd, msgs.data(), want, 0);
@@ -190,7 +195,8 @@ std::string setup_ring(int fd, const SenderConfig &cfg, std::size_t frame_len, R
 }
 
 void send_ring(int fd, const SenderConfig &cfg, const Ring &ring,
-               const std::vector<std::uint8_t> &frame, ThreadResult &res)
+               const std::vector<std::uint8_t> &frame, const std::atomic<bool> *stop,
+               ThreadResult &res)
 {
     const sockaddr_ll addr = dest_addr(cfg);
     const auto *sa = reinterpret_cast<const sockaddr *>(&addr);
@@ -219,7 +225,7 @@ void send_ring(int fd, const SenderConfig &cfg, const Ring &ring,
     std::uint64_t queued = 0;
     std::size_t idx = 0;
     unsigned pending = 0;
-    while (queued < cfg.count) {
+    while (queued < cfg.count && !stopped(stop)) {
         tpacket2_hdr *h = ring.slot(idx);
         const std::uint32_t st = load_status(h);
         if (st & TP_STATUS_WRONG_FORMAT) {
@@ -269,7 +275,8 @@ void send_ring(int fd, const SenderConfig &cfg, const Ring &ring,
 
 // Calls arrive() once setup is done (or has failed), then sends.
 template <typename Arrive>
-void sender_body(const SenderConfig &cfg, std::size_t index, Arrive &arrive, ThreadResult &res)
+void sender_body(const SenderConfig &cfg, std::size_t index, const std::atomic<bool> *stop,
+                 Arrive &arrive, ThreadResult &res)
 {
     auto fail = [&](std::string msg) {
         res.error = std::move(msg);
@@ -317,15 +324,16 @@ void sender_body(const SenderConfig &cfg, std::size_t index, Arrive &arrive, Thr
     arrive();
     const auto t0 = std::chrono::steady_clock::now();
     if (cfg.mode == TxMode::tx_ring)
-        send_ring(fd.get(), cfg, ring, frame, res);
+        send_ring(fd.get(), cfg, ring, frame, stop, res);
     else
-        send_mmsg(fd.get(), cfg, frame, res);
+        send_mmsg(fd.get(), cfg, frame, stop, res);
     const auto t1 = std::chrono::steady_clock::now();
     res.elapsed_ns = static_cast<std::uint64_t>(
             std::chrono::duration_cast<std::chrono::nanoseconds>(t1 - t0).count());
 }
 
-void sender_thread(const SenderConfig &cfg, std::size_t index, std::latch &ready, ThreadResult &res)
+void sender_thread(const SenderConfig &cfg, std::size_t index, const std::atomic<bool> *stop,
+                   std::latch &ready, ThreadResult &res)
 {
     res.cpu = cfg.cpus[index];
     bool arrived = false;
@@ -336,7 +344,7 @@ void sender_thread(const SenderConfig &cfg, std::size_t index, std::latch &ready
         }
     };
     try {
-        sender_body(cfg, index, arrive, res);
+        sender_body(cfg, index, stop, arrive, res);
     } catch (const std::exception &e) {
         res.error = e.what();
     } catch (...) {
@@ -404,7 +412,9 @@ std::vector<std::uint8_t> build_frame(const FrameSpec &spec)
     return f;
 }
 
-std::vector<ThreadResult> run_senders(const SenderConfig &cfg)
+namespace {
+
+std::vector<ThreadResult> run_senders_impl(const SenderConfig &cfg, const std::atomic<bool> *stop)
 {
     std::vector<ThreadResult> results(cfg.cpus.size());
     if (cfg.cpus.empty())
@@ -413,11 +423,23 @@ std::vector<ThreadResult> run_senders(const SenderConfig &cfg)
     std::vector<std::thread> threads;
     threads.reserve(cfg.cpus.size());
     for (std::size_t i = 0; i < cfg.cpus.size(); ++i)
-        threads.emplace_back(sender_thread, std::cref(cfg), i, std::ref(ready),
+        threads.emplace_back(sender_thread, std::cref(cfg), i, stop, std::ref(ready),
                              std::ref(results[i]));
     for (std::thread &t : threads)
         t.join();
     return results;
+}
+
+} // namespace
+
+std::vector<ThreadResult> run_senders(const SenderConfig &cfg)
+{
+    return run_senders_impl(cfg, nullptr);
+}
+
+std::vector<ThreadResult> run_senders(const SenderConfig &cfg, const std::atomic<bool> &stop)
+{
+    return run_senders_impl(cfg, &stop);
 }
 
 std::optional<std::vector<int>> parse_cpu_list(std::string_view list)

@@ -2,6 +2,7 @@
 #pragma once
 
 #include <array>
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <optional>
@@ -60,6 +61,9 @@ struct ThreadResult {
 
 // Runs all threads to completion; the threads start together after setup.
 std::vector<ThreadResult> run_senders(const SenderConfig &cfg);
+// Same, but each thread also stops (between batches) once stop becomes true. With
+// cfg.count = UINT64_MAX the threads send until then.
+std::vector<ThreadResult> run_senders(const SenderConfig &cfg, const std::atomic<bool> &stop);
 
 // Parses a kernel CPU list such as "0-3,8,10-11". nullopt on malformed input.
 std::optional<std::vector<int>> parse_cpu_list(std::string_view list);

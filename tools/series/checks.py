@@ -255,6 +255,10 @@ def first_error(text):
     return text.strip().splitlines()[-1] if text.strip() else "(no output)"
 
 
+class CocciError(Exception):
+    pass
+
+
 class Cocci:
     """Coccinelle reports (make C=2 CHECK=scripts/coccicheck MODE=report).
 
@@ -280,7 +284,7 @@ class Cocci:
             code, out = self.build(["C=2", "CHECK=scripts/coccicheck", "MODE=report",
                                     path[:-2] + ".o"])
             if code:
-                raise RuntimeError(f"coccicheck failed on {path}: {first_error(out)}")
+                raise CocciError(f"coccicheck could not check {path}: {first_error(out)}")
             self.cache[blob] = [re.sub(r":\d+(:\d+)?", "", ln.strip())
                                 for ln in out.splitlines()
                                 if re.match(r"^\S+\.[ch]:\d+", ln.strip())]
@@ -294,10 +298,14 @@ class Cocci:
         if not cfiles:
             return Result("skip", "no C files touched")
         before, after = Counter(), Counter()
-        for p in cfiles:
-            before += self.reports(f"{commit}^", p)
-            after += self.reports(commit, p)
-        git(self.tree, "checkout", "-q", "--detach", commit)
+        try:
+            for p in cfiles:
+                before += self.reports(f"{commit}^", p)
+                after += self.reports(commit, p)
+        except CocciError as err:
+            return Result("fail", str(err))
+        finally:
+            git(self.tree, "checkout", "-q", "--detach", commit)
         new = sorted((after - before).elements())
         if new:
             return Result("fail", f"{len(new)} new report(s): {new[0]}", "\n".join(new))

@@ -1,0 +1,133 @@
+#include "queues.hpp"
+
+#include <exception>
+
+#include "netdev.hpp"
+
+namespace mqbench::queues {
+
+std::optional<Counts> from_qdiscs(const std::vector<ksft::rtnl::QdiscInfo> &qdiscs)
+{
+    const ksft::rtnl::QdiscInfo *root = nullptr;
+    for (const auto &q : qdiscs) {
+        if (q.parent == ksft::rtnl::kRootParent)
+            root = &q;
+    }
+    if (root == nullptr || root->kind != "mq")
+        return std::nullopt;
+    const std::uint32_t major = ksft::rtnl::handle_major(root->handle);
+    Counts out;
+    for (const auto &q : qdiscs) {
+        if (&q == root || ksft::rtnl::handle_major(q.parent) != major)
+            continue;
+        const std::uint32_t minor = ksft::rtnl::handle_minor(q.parent);
+        if (minor == 0)
+            continue;
+        out[minor - 1] = q.packets;
+    }
+    return out;
+}
+
+namespace {
+
+std::string try_qstats(int ifindex, Counts &out)
+{
+    try {
+        ksft::netdev::Netdev nd;
+        std::vector<ksft::netdev::QStats> qs;
+        if (auto st = nd.queue_stats(ifindex, qs); !st.ok())
+            return "qstats: " + st.str();
+        for (const auto &q : qs) {
+            if (q.ifindex == ifindex && q.queue_type == ksft::netdev::QueueType::tx &&
+                q.queue_id && q.tx_packets)
+                out[*q.queue_id] = *q.tx_packets;
+        }
+        if (out.empty())
+            return "qstats: the driver reports no per-queue tx-packets";
+        return {};
+    } catch (const std::exception &e) {
+        return std::string("qstats: ") + e.what();
+    }
+}
+
+std::string try_qdisc(int ifindex, Counts &out)
+{
+    try {
+        ksft::nl::Socket sock(NETLINK_ROUTE);
+        std::vector<ksft::rtnl::QdiscInfo> qd;
+        if (auto st = ksft::rtnl::qdisc_dump(sock, ifindex, qd); !st.ok())
+            return "qdisc dump: " + st.str();
+        std::vector<ksft::rtnl::QdiscInfo> mine;
+        for (const auto &q : qd) {
+            if (q.ifindex == ifindex)
+                mine.push_back(q);
+        }
+        auto counts = from_qdiscs(mine);
+        if (!counts || counts->empty())
+            return "root qdisc is not mq (no per-queue qdisc counters)";
+        out = std::move(*counts);
+        return {};
+    } catch (const std::exception &e) {
+        return std::string("qdisc dump: ") + e.what();
+    }
+}
+
+} // namespace
+
+Snapshot take(int ifindex, const std::string &want)
+{
+    Snapshot s;
+    if (want.empty() || want == "qstats") {
+        const std::string why = try_qstats(ifindex, s.tx_packets);
+        if (why.empty()) {
+            s.source = "qstats";
+            return s;
+        }
+        s.note = why;
+        s.tx_packets.clear();
+        if (want == "qstats")
+            return s;
+    }
+    if (want.empty() || want == "qdisc") {
+        const std::string why = try_qdisc(ifindex, s.tx_packets);
+        if (why.empty()) {
+            s.source = "qdisc";
+            return s;
+        }
+        s.note += (s.note.empty() ? "" : "; ") + why;
+        s.tx_packets.clear();
+    }
+    if (!s.note.empty())
+        s.note += "; /sys/class/net/<dev>/queues/tx-*/ has no packet counters";
+    return s;
+}
+
+Counts delta(const Counts &before, const Counts &after)
+{
+    Counts d;
+    for (const auto &[q, v] : after) {
+        const auto it = before.find(q);
+        const std::uint64_t b = it == before.end() ? 0 : it->second;
+        d[q] = v > b ? v - b : 0;
+    }
+    return d;
+}
+
+std::optional<std::uint32_t> tx_queue_count(const std::filesystem::path &sys_class_net,
+                                            const std::string &dev)
+{
+    std::error_code ec;
+    std::filesystem::directory_iterator it(sys_class_net / dev / "queues", ec);
+    if (ec)
+        return std::nullopt;
+    std::uint32_t n = 0;
+    for (; it != std::filesystem::directory_iterator(); it.increment(ec)) {
+        if (ec)
+            return std::nullopt;
+        if (it->path().filename().string().rfind("tx-", 0) == 0)
+            ++n;
+    }
+    return n;
+}
+
+} // namespace mqbench::queues
