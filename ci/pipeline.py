@@ -141,9 +141,11 @@ class Pipeline:
 
     def stage_userspace(self, st):
         build = ROOT / "build/cxx"
-        sh(["cmake", "-S", str(ROOT), "-B", str(build), "-DCMAKE_BUILD_TYPE=Release"],
-           self.logfile("userspace"))
-        sh(["cmake", "--build", str(build), f"-j{os.cpu_count()}"], self.logfile("userspace"))
+        sh(["cmake", "-S", str(ROOT), "-B", str(build), "-DCMAKE_BUILD_TYPE=Release",
+            "-DCMAKE_CXX_COMPILER_LAUNCHER=ccache"], self.logfile("userspace"),
+           env={"CCACHE_DIR": str(CACHE / "ccache")})
+        sh(["cmake", "--build", str(build), f"-j{os.cpu_count()}"], self.logfile("userspace"),
+           env={"CCACHE_DIR": str(CACHE / "ccache")})
         st.summary = f"C++ selftests and tools built in {build}"
 
     def stage_host_tests(self, st):
@@ -221,21 +223,22 @@ class Pipeline:
         if not applied:
             raise StageFailed("the series is empty: nothing to check")
         self.applied = applied
-        for tree_name, patch, _ in applied:
-            st.cases.append(report.Case("apply", f"{tree_name}/{patch.name}", "pass", "applied"))
+        for ser, patch, _ in applied:
+            st.cases.append(report.Case("apply", f"{ser.name}/{patch.name}", "pass", "applied"))
         # Round trip: exporting what was applied reproduces patches/ exactly.
         out = self.results / "roundtrip"
         shutil.rmtree(out, ignore_errors=True)
         if self.base.get("BASE_PINNED") == "yes":
             series.export(tree, self.base["BASE_TAG"], out, prefix=BRANCH_PREFIX)
             code, diff = subprocess.getstatusoutput(
-                f"diff -r {ROOT / 'patches/net'} {out / 'net'} && "
-                f"diff -r {ROOT / 'patches/net-next'} {out / 'net-next'}")
+                " && ".join(f"diff -r {ROOT / 'patches' / t} {out / t}" for t in series.TREES))
             st.cases.append(report.Case("apply", "export-roundtrip",
                                         "pass" if code == 0 else "fail", diff[:2000]))
             if code:
                 raise StageFailed(f"apply-then-export differs from patches/:\n{diff[:1500]}")
-        st.summary = f"{len(applied)} patches applied with git am --3way, export round trip exact"
+        names = sorted({ser.name for ser, _, _ in applied})
+        st.summary = (f"{len(applied)} patches of {len(names)} series ({', '.join(names)}) applied "
+                      "with git am --3way, export round trip exact")
         self.series_tree = tree
 
     def stage_build_base(self, st):
@@ -260,11 +263,11 @@ class Pipeline:
         cocci = checks.Cocci(tree, make, CACHE / "cocci-cache.json", log=log)
         self.patch_reports = self.check_commits(tree, self.applied, builder, cocci, known)
         # Series-level checks.
-        trees = []
-        for ts in series.load_series():
-            subjects = [re.search(r"^Subject: (.*)$", p.read_text(), re.M)[1] for p in ts.patches]
-            trees.append((ts.tree, subjects, ts.cover is not None))
-        self.series_results = checks.series_checks(trees)
+        all_series = []
+        for ser in series.load_series():
+            subjects = [re.search(r"^Subject: (.*)$", p.read_text(), re.M)[1] for p in ser.patches]
+            all_series.append((ser.name, ser.tree, subjects, ser.cover is not None))
+        self.series_results = checks.series_checks(all_series)
         for name, res in self.series_results.items():
             st.cases.append(report.Case("series", name, res.status, res.message))
         for r in self.patch_reports:
@@ -287,11 +290,12 @@ class Pipeline:
 
     def check_commits(self, tree, commits, builder, cocci, known):
         reports = []
-        for i, (tree_name, patch, sha) in enumerate(commits, 1):
+        for i, (ser, patch, sha) in enumerate(commits, 1):
+            tree_name = ser.tree
             subject = subprocess.check_output(["git", "-C", str(tree), "log", "-1", "--format=%s",
                                                sha], text=True).strip()
-            log(f"  [{i}/{len(commits)}] {tree_name}: {subject}")
-            r = checks.PatchReport(i, tree_name, sha, subject)
+            log(f"  [{i}/{len(commits)}] {ser.name}: {subject}")
+            r = checks.PatchReport(i, ser.name, sha, subject)
             r.results["checkpatch"] = checks.checkpatch(tree, sha)
             r.results["signoff"] = checks.signoff(tree, sha)
             r.results["fixes"] = checks.fixes(tree, sha, tree_name, known)
@@ -323,7 +327,8 @@ class Pipeline:
         sha = subprocess.check_output(["git", "-C", str(tree), "rev-parse", "HEAD"],
                                       text=True).strip()
         log("  negative control: checks on a deliberately broken patch")
-        r = self.check_commits(tree, [("net-next", Path("negative-control.patch"), sha)],
+        ser = series.Series("net-next", "negative-control", Path("."), 1)
+        r = self.check_commits(tree, [(ser, Path("negative-control.patch"), sha)],
                                builder, cocci, known)[0]
         failed = sorted(c for c, res in r.results.items() if res.status == "fail")
         want = {"checkpatch", "build"}

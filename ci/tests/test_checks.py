@@ -81,13 +81,17 @@ class CommitChecksTest(unittest.TestCase):
         self.assertEqual(checks.fixes(self.repo, sha, "net-next", {}).status, "pass")
 
     def test_series_checks(self):
-        res = checks.series_checks([("net", ["[PATCH net] a: b"], False),
-                                    ("net-next", ["[PATCH net-next 1/3] a", "[PATCH net-next 2/3] b",
-                                                  "[PATCH 3/3] c"], False)])
-        self.assertEqual(res["net:cover"].status, "pass")
-        self.assertEqual(res["net-next:cover"].status, "fail")
-        self.assertEqual(res["net-next:prefix"].status, "fail")
-        self.assertIn("[PATCH 3/3] c", res["net-next:prefix"].message)
+        res = checks.series_checks([("net/x", "net", ["[PATCH net] a: b"], False),
+                                    ("net-next/y", "net-next",
+                                     ["[PATCH net-next 1/3] a", "[PATCH net-next 2/3] b",
+                                      "[PATCH 3/3] c"], False),
+                                    ("net-next/z", "net-next", ["[PATCH net] q"] * 16, True)])
+        self.assertEqual(res["net/x:cover"].status, "pass")
+        self.assertEqual(res["net-next/y:cover"].status, "fail")
+        self.assertEqual(res["net-next/y:prefix"].status, "fail")
+        self.assertIn("[PATCH 3/3] c", res["net-next/y:prefix"].message)
+        self.assertEqual(res["net-next/z:size"].status, "fail")
+        self.assertEqual(res["net-next/z:prefix"].status, "fail")
 
     def test_table_names_failing_patch(self):
         r = checks.PatchReport(2, "net-next", "abc", "net: dummy: broken")

@@ -10,7 +10,7 @@ from pathlib import Path
 import series
 
 CONF = ('SERIES_AUTHOR_NAME="Role Identity"\nSERIES_AUTHOR_EMAIL="role@example.invalid"\n'
-        "SERIES_VERSION_NET=1\nSERIES_VERSION_NET_NEXT=2\n")
+        "SERIES_VERSION_NET_DRV_FIX=1\nSERIES_VERSION_NET_NEXT_DRV_FEATURES=2\n")
 ROLE = {"GIT_AUTHOR_NAME": "Role Identity", "GIT_AUTHOR_EMAIL": "role@example.invalid",
         "GIT_COMMITTER_NAME": "Role Identity", "GIT_COMMITTER_EMAIL": "role@example.invalid",
         "GIT_AUTHOR_DATE": "@1700000000 +0000", "GIT_COMMITTER_DATE": "@1700000000 +0000"}
@@ -47,15 +47,18 @@ class SeriesTest(unittest.TestCase):
         self.patches.mkdir()
         (self.patches / "series.conf").write_text(CONF)
         self.conf = series.load_conf(self.patches / "series.conf")
-        # Author a series: one fix, three features (cover letter), then export.
+        # Author three series: one fix, three features (cover letter), one
+        # more feature in a second net-next topic; then export.
         dev = make_base(self.tmp / "dev")
-        git(dev, "checkout", "-q", "-b", "series/net")
+        git(dev, "checkout", "-q", "-b", "series/net/drv-fix")
         commit_edit(dev, 1, "fixed 1", "drv: fix line one", "@1700000100 +0000")
-        git(dev, "checkout", "-q", "-b", "series/net-next")
+        git(dev, "checkout", "-q", "-b", "series/net-next/drv-features")
         for i in (10, 20, 30):
             commit_edit(dev, i, f"feature {i}", f"drv: feature {i}", f"@17000002{i} +0000")
-        git(dev, "config", "branch.series/net-next.description",
+        git(dev, "config", "branch.series/net-next/drv-features.description",
             "drv: three features\n\nWhy they matter.\n\nChanges in v2:\n- reworded\n")
+        git(dev, "checkout", "-q", "-b", "series/net-next/zz-more")
+        commit_edit(dev, 35, "more", "drv: more", "@1700000400 +0000")
         series.export(dev, "base", self.patches, conf=self.conf)
         self.dev = dev
 
@@ -66,21 +69,26 @@ class SeriesTest(unittest.TestCase):
         return {p.relative_to(d): p.read_text() for p in sorted(d.rglob("*.patch"))}
 
     def test_export_layout(self):
-        names = sorted(p.name for p in (self.patches / "net-next").glob("*.patch"))
+        feat = self.patches / "net-next/drv-features"
+        names = sorted(p.name for p in feat.glob("*.patch"))
         self.assertEqual(names[0], "v2-0000-cover-letter.patch")
         self.assertEqual(len(names), 4)
-        cover = (self.patches / "net-next" / names[0]).read_text()
+        cover = (feat / names[0]).read_text()
         self.assertIn("Subject: [PATCH net-next v2 0/3] drv: three features", cover)
         self.assertIn("Changes in v2:", cover)
         self.assertIn("base-commit: ", cover)
-        fix = next((self.patches / "net").glob("*.patch")).read_text()
+        fix = next((self.patches / "net/drv-fix").glob("*.patch")).read_text()
         self.assertIn("Subject: [PATCH net] drv: fix line one", fix)
-        self.assertNotIn("cover-letter", " ".join(p.name for p in (self.patches / "net").iterdir()))
+        self.assertNotIn("cover-letter", " ".join(p.name for p in (self.patches / "net/drv-fix").iterdir()))
+        more = [p.name for p in (self.patches / "net-next/zz-more").glob("*.patch")]
+        self.assertEqual(more, ["0001-drv-more.patch"])
+        self.assertEqual([s.name for s in series.load_series(self.conf, self.patches)],
+                         ["net/drv-fix", "net-next/drv-features", "net-next/zz-more"])
 
     def test_apply_then_export_is_exact(self):
         tree = make_base(self.tmp / "fresh")
         applied = series.apply(tree, "base", conf=self.conf, patches=self.patches, log=lambda m: 0)
-        self.assertEqual(len(applied), 4)
+        self.assertEqual(len(applied), 5)
         out = self.tmp / "out"
         series.export(tree, "base", out, conf=self.conf)
         self.assertEqual(self.files(self.patches), self.files(out))
@@ -100,20 +108,25 @@ class SeriesTest(unittest.TestCase):
         with self.assertRaises(series.SeriesError) as ctx:
             series.apply(tree, "HEAD", conf=self.conf, patches=self.patches, log=lambda m: 0)
         msg = str(ctx.exception)
-        self.assertIn("patch does not apply: patches/net/0001-drv-fix-line-one.patch", msg)
+        self.assertIn("patch does not apply: patches/net/drv-fix/0001-drv-fix-line-one.patch", msg)
         self.assertIn("driver.c", msg)
         self.assertFalse((tree / ".git/rebase-apply").exists())
         self.assertEqual(git(tree, "status", "--porcelain"), "")
 
     def test_interrupted_am_is_recovered(self):
         tree = make_base(self.tmp / "interrupted")
-        patch = next((self.patches / "net-next").glob("*0002-*.patch"))
+        patch = next((self.patches / "net-next/drv-features").glob("*0002-*.patch"))
         (tree / "driver.c").write_text("conflict\n")
         git(tree, "commit", "-q", "-a", "-m", "conflict")
         subprocess.run(["git", "-C", str(tree), "am", str(patch)], capture_output=True)
         self.assertTrue((tree / ".git/rebase-apply").exists())
         applied = series.apply(tree, "base", conf=self.conf, patches=self.patches, log=lambda m: 0)
-        self.assertEqual(len(applied), 4)
+        self.assertEqual(len(applied), 5)
+
+    def test_stray_patch_outside_a_topic_is_refused(self):
+        (self.patches / "net-next" / "0001-stray.patch").write_text("x")
+        with self.assertRaises(series.SeriesError):
+            series.load_series(self.conf, self.patches)
 
     def test_send_prep_substitutes_identity(self):
         out = self.tmp / "send"
@@ -124,7 +137,7 @@ class SeriesTest(unittest.TestCase):
         self.assertIn("Signed-off-by: Ann Dev <ann@example.org>", text)
 
     def test_cover_parse(self):
-        cover = series.parse_cover(next((self.patches / "net-next").glob("*0000-cover*")))
+        cover = series.parse_cover(next((self.patches / "net-next/drv-features").glob("*0000-cover*")))
         self.assertEqual(cover.subject, "drv: three features")
         self.assertTrue(cover.body.startswith("Why they matter."))
         self.assertTrue(cover.body.rstrip().endswith("- reworded"))

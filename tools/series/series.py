@@ -1,10 +1,12 @@
 #!/usr/bin/env python3
 """Apply the patch series to a kernel tree and export it back to patches/.
 
-The series lives in patches/net (fixes) and patches/net-next (features) as
-git format-patch output. `apply` turns it into two branches of a kernel
-worktree, `net` (base + fixes) and `net-next` (net + features); developers
-edit commits there; `export` writes them back. Applying then exporting
+Each series (one topic for one tree) lives in patches/<tree>/<topic>/ as
+git format-patch output: fixes under patches/net, features under
+patches/net-next. `apply` turns them into a chain of branches of a kernel
+worktree, <prefix><tree>/<topic>, net topics first, then net-next topics,
+each in name order and each on top of the previous one; developers edit
+commits there; `export` writes them back. Applying then exporting
 reproduces the committed files byte for byte.
 """
 
@@ -18,9 +20,8 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
 PATCHES = ROOT / "patches"
-# (tree, directory, version key in series.conf), in apply order.
-TREES = (("net", "net", "SERIES_VERSION_NET"),
-         ("net-next", "net-next", "SERIES_VERSION_NET_NEXT"))
+# Trees in apply order.
+TREES = ("net", "net-next")
 COVER_RE = re.compile(r"^(v\d+-)?0000-cover-letter\.patch$")
 SHORTLOG_RE = re.compile(r"^\S.* \(\d+\):$")
 # Workspace branches are <prefix>net and <prefix>net-next.
@@ -65,12 +66,21 @@ class Cover:
 
 
 @dataclass
-class TreeSeries:
+class Series:
     tree: str
+    topic: str
     directory: Path
     version: int
     patches: list = field(default_factory=list)
     cover: Cover | None = None
+
+    @property
+    def name(self):
+        return f"{self.tree}/{self.topic}"
+
+
+def version_key(tree, topic):
+    return "SERIES_VERSION_" + re.sub(r"[^A-Z0-9]", "_", f"{tree}_{topic}".upper())
 
 
 def parse_cover(path):
@@ -88,17 +98,23 @@ def parse_cover(path):
 
 
 def load_series(conf=None, patches=PATCHES):
+    """Every series under patches/, in apply order."""
     conf = conf or load_conf(patches / "series.conf")
     out = []
-    for tree, sub, key in TREES:
-        d = patches / sub
-        files = sorted(d.glob("*.patch")) if d.is_dir() else []
-        cover = [f for f in files if COVER_RE.match(f.name)]
-        ts = TreeSeries(tree, d, int(conf.get(key, "1")),
-                        [f for f in files if not COVER_RE.match(f.name)])
-        if cover:
-            ts.cover = parse_cover(cover[0])
-        out.append(ts)
+    for tree in TREES:
+        tdir = patches / tree
+        topics = sorted(d for d in tdir.iterdir() if d.is_dir()) if tdir.is_dir() else []
+        stray = sorted(tdir.glob("*.patch")) if tdir.is_dir() else []
+        if stray:
+            raise SeriesError(f"{stray[0]}: patches belong in {tdir}/<topic>/")
+        for d in topics:
+            files = sorted(d.glob("*.patch"))
+            cover = [f for f in files if COVER_RE.match(f.name)]
+            ser = Series(tree, d.name, d, int(conf.get(version_key(tree, d.name), "1")),
+                         [f for f in files if not COVER_RE.match(f.name)])
+            if cover:
+                ser.cover = parse_cover(cover[0])
+            out.append(ser)
     return out
 
 
@@ -132,16 +148,19 @@ def recover(tree):
 
 
 def apply(tree, base, conf=None, patches=PATCHES, log=print, prefix=DEFAULT_PREFIX):
-    """Create branches <prefix>net and <prefix>net-next in `tree` from `base`."""
+    """Create branch <prefix><tree>/<topic> for every series, chained from `base`.
+
+    Returns [(series, patch file, commit)] in apply order.
+    """
     conf = conf or load_conf(patches / "series.conf")
     recover(tree)
     start = base
     applied = []
-    for ts in load_series(conf, patches):
-        branch = prefix + ts.tree
+    for ser in load_series(conf, patches):
+        branch = prefix + ser.name
         git(tree, "checkout", "-q", "-f", "-B", branch, start)
-        for p in ts.patches:
-            log(f"  applying [{ts.tree}] {p.name}")
+        for p in ser.patches:
+            log(f"  applying [{ser.name}] {p.name}")
             res = subprocess.run(
                 ["git", "-C", str(tree), "am", "--3way", "--keep-cr",
                  "--committer-date-is-author-date", str(p)],
@@ -149,11 +168,21 @@ def apply(tree, base, conf=None, patches=PATCHES, log=print, prefix=DEFAULT_PREF
                 stderr=subprocess.STDOUT)
             if res.returncode:
                 raise am_failure(tree, p, res.stdout, p.relative_to(patches.parent))
-            applied.append((ts.tree, p, git(tree, "rev-parse", "HEAD")))
-        desc = f"{ts.cover.subject}\n\n{ts.cover.body}\n" if ts.cover else ""
+            applied.append((ser, p, git(tree, "rev-parse", "HEAD")))
+        desc = f"{ser.cover.subject}\n\n{ser.cover.body}\n" if ser.cover else ""
         git(tree, "config", f"branch.{branch}.description", desc)
         start = branch
     return applied
+
+
+def workspace_series(tree, prefix=DEFAULT_PREFIX):
+    """[(tree, topic, branch)] of the workspace, in chain order."""
+    out = []
+    for t in TREES:
+        refs = git(tree, "for-each-ref", "--format=%(refname:strip=2)",
+                   f"refs/heads/{prefix}{t}/").split()
+        out += [(t, r[len(prefix) + len(t) + 1:], r) for r in sorted(refs)]
+    return out
 
 
 def canonical_chain(tree, parent, rev_range, conf):
@@ -178,35 +207,37 @@ def canonical_chain(tree, parent, rev_range, conf):
 
 
 def export(tree, base, outdir=PATCHES, conf=None, identity=None, prefix=DEFAULT_PREFIX):
-    """Write branches net and net-next of `tree` as format-patch files.
+    """Write every <prefix><tree>/<topic> branch of `tree` as format-patch files.
 
     identity=None keeps the role identity from series.conf; otherwise
-    (name, email) replaces it in From: and Signed-off-by: lines.
+    (name, email) replaces it in From:, Signed-off-by: and the shortlog.
     """
     conf = conf or load_conf()
+    chain = workspace_series(tree, prefix)
+    if not chain:
+        raise SeriesError(f"no {prefix}<tree>/<topic> branches in {tree}: run apply first")
     prev, canon_prev = base, git(tree, "rev-parse", f"{base}^{{commit}}")
+    outdir = Path(outdir)
+    for t in TREES:
+        for old in (outdir / t).glob("*/*.patch") if (outdir / t).is_dir() else []:
+            old.unlink()
     written = []
-    for tree_name, sub, key in TREES:
-        branch = prefix + tree_name
-        if not git(tree, "rev-parse", "-q", "--verify", branch, check=False):
-            raise SeriesError(f"branch {branch} missing in {tree}: run apply first")
+    for tree_name, topic, branch in chain:
         res = subprocess.run(["git", "-C", str(tree), "merge-base", "--is-ancestor",
                               prev, branch])
         if res.returncode:
             raise SeriesError(f"{prev} is not an ancestor of {branch}: rebase {branch} onto it")
         canon = canonical_chain(tree, canon_prev, f"{prev}..{branch}", conf)
         count = int(git(tree, "rev-list", "--count", f"{prev}..{branch}"))
-        d = Path(outdir) / sub
+        d = outdir / tree_name / topic
         d.mkdir(parents=True, exist_ok=True)
-        for old in d.glob("*.patch"):
-            old.unlink()
         if count:
-            tmp = f"series-export-{tree_name}"
+            tmp = "series-export-tmp"
             git(tree, "branch", "-f", tmp, canon)
             desc = git(tree, "config", f"branch.{branch}.description", check=False)
             if desc:
                 git(tree, "config", f"branch.{tmp}.description", desc + "\n")
-            version = int(conf.get(key, "1"))
+            version = int(conf.get(version_key(tree_name, topic), "1"))
             tip_date = git(tree, "log", "-1", "--format=%aD", canon)
             args = ["format-patch", "-q", "--full-index", "--no-signature",
                     f"--subject-prefix=PATCH {tree_name}", f"--base={base}",
@@ -220,6 +251,7 @@ def export(tree, base, outdir=PATCHES, conf=None, identity=None, prefix=DEFAULT_
                 git(tree, *args, env=role_env(conf, tip_date))
             finally:
                 git(tree, "branch", "-D", tmp, check=False)
+                git(tree, "config", "--remove-section", f"branch.{tmp}", check=False)
             files = sorted(d.glob("*.patch"))
             if identity:
                 for f in files:
@@ -251,7 +283,7 @@ def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     sub = ap.add_subparsers(dest="cmd", required=True)
     ap.add_argument("--prefix", default=DEFAULT_PREFIX, help="workspace branch prefix")
-    a = sub.add_parser("apply", help="apply patches/ to TREE as branches series/net, series/net-next")
+    a = sub.add_parser("apply", help="apply patches/ to TREE as branches <prefix><tree>/<topic>")
     a.add_argument("tree")
     a.add_argument("base", help="base commit or tag")
     e = sub.add_parser("export", help="write the workspace branches back to patches/")
@@ -266,8 +298,9 @@ def main(argv=None):
     try:
         if args.cmd == "apply":
             applied = apply(args.tree, args.base, prefix=args.prefix)
-            print(f"applied {len(applied)} patches; branches {args.prefix}net, "
-                  f"{args.prefix}net-next in {args.tree}")
+            names = sorted({ser.name for ser, _, _ in applied}, key=lambda n: n)
+            print(f"applied {len(applied)} patches to {args.tree}; branches: "
+                  + ", ".join(args.prefix + n for n in names))
         elif args.cmd == "export":
             files = export(args.tree, args.base, Path(args.out), prefix=args.prefix)
             print(f"exported {len(files)} files to {args.out}")
