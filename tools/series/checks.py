@@ -100,7 +100,7 @@ def checkpatch(tree, commit):
         return Result("fail", "checkpatch did not run: " + out.strip()[:200], out)
     if any(int(x) for x in m.groups()):
         first = next((ln for ln in out.splitlines()
-                      if re.match(r"^(ERROR|WARNING|CHECK):", ln)), m.group(0))
+                      if re.match(r"^(\S+:\d+: )?(ERROR|WARNING|CHECK):", ln)), m.group(0))
         return Result("fail", first, out)
     return Result("pass", m.group(0), out)
 
@@ -288,7 +288,7 @@ class Cocci:
         blob = blob.strip()
         if blob not in self.cache:
             git(self.tree, "checkout", "-q", "--detach", rev)
-            self.log(f"    coccicheck {path} @ {rev[:12]}")
+            self.log(f"    coccicheck {path} @ {rev}")
             code, out = self.build(["C=2", "CHECK=scripts/coccicheck", "MODE=report",
                                     path[:-2] + ".o"])
             if code:
@@ -308,8 +308,8 @@ class Cocci:
         before, after = Counter(), Counter()
         try:
             for p in cfiles:
-                before += self.reports(f"{commit}^", p)
-                after += self.reports(commit, p)
+                before += self.reports(f"{commit[:12]}^", p)
+                after += self.reports(commit[:12], p)
         except CocciError as err:
             return Result("fail", str(err))
         finally:

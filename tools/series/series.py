@@ -156,6 +156,12 @@ def apply(tree, base, conf=None, patches=PATCHES, log=print, prefix=DEFAULT_PREF
     recover(tree)
     start = base
     applied = []
+    git(tree, "checkout", "-q", "--detach", base)
+    for t in TREES:
+        # A branch named like a tree (an older layout) blocks <prefix><tree>/<topic>.
+        if git(tree, "rev-parse", "-q", "--verify", f"refs/heads/{prefix}{t}", check=False):
+            log(f"  deleting branch {prefix}{t}: it blocks the {prefix}{t}/<topic> branches")
+            git(tree, "branch", "-D", f"{prefix}{t}")
     for ser in load_series(conf, patches):
         branch = prefix + ser.name
         git(tree, "checkout", "-q", "-f", "-B", branch, start)
