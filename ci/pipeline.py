@@ -459,6 +459,9 @@ class Pipeline:
 
 
 def main(argv=None):
+    # Debian's python3 first: kernel scripts (spdxcheck, ynl, tdc) need the
+    # modules setup-host.sh installs from Debian, not another python3 in PATH.
+    os.environ["PATH"] = "/usr/bin:/bin:" + os.environ.get("PATH", "")
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("mode", choices=["test", "main"])
     ap.add_argument("--only", nargs="*", help="run only these stages (debugging)")

@@ -10,6 +10,7 @@ log shows a kernel splat, whatever the command returned.
 import argparse
 import os
 import re
+import shlex
 import signal
 import subprocess
 import sys
@@ -62,10 +63,16 @@ def run_vm(kernel_dir, command, rwdir, timeout=600, cpus=2, memory="1G", log_pat
     image = kernel_dir / "arch/x86/boot/bzImage"
     if not image.is_file() and os.environ.get("VNG") is None:
         raise FileNotFoundError(f"no kernel image at {image}: build it first")
-    Path(rwdir).mkdir(parents=True, exist_ok=True)
+    rwdir = Path(rwdir).resolve()
+    rwdir.mkdir(parents=True, exist_ok=True)
+    # vng cannot always relay the command's exit status (its script console
+    # fallback): the guest writes it into the shared directory instead.
+    status_file = rwdir / ".vm-exit-status"
+    status_file.unlink(missing_ok=True)
+    wrapped = f"{command}; echo $? > {shlex.quote(str(status_file))}"
     cmd = [VNG, "--run", str(kernel_dir), "--disable-kvm", "--force-initramfs",
            "--cpus", str(cpus), "--memory", memory, "--verbose",
-           "--rwdir", str(Path(rwdir).resolve()), "--exec", command]
+           "--rwdir", str(rwdir), "--exec", wrapped]
     start = time.monotonic()
     proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                             stdin=subprocess.DEVNULL, text=True, errors="replace",
@@ -94,8 +101,14 @@ def run_vm(kernel_dir, command, rwdir, timeout=600, cpus=2, memory="1G", log_pat
     text = "\n".join(lines)
     if log_path:
         Path(log_path).write_text(text + "\n")
+    exit_code = None if timed_out else proc.returncode
+    if not timed_out:
+        try:
+            exit_code = int(status_file.read_text().strip())
+        except (OSError, ValueError):
+            exit_code = exit_code or -1  # the guest never got to the end
     return VmResult(kernel=str(kernel_dir), command=command,
-                    exit_code=None if timed_out else proc.returncode, timed_out=timed_out,
+                    exit_code=exit_code, timed_out=timed_out,
                     seconds=time.monotonic() - start, splats=find_splats(text),
                     log_path=str(log_path or ""))
 

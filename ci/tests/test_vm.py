@@ -18,11 +18,11 @@ def fake_vng(tmp, body):
 
 
 class VmTest(unittest.TestCase):
-    def run_with(self, body, timeout=20):
+    def run_with(self, body, timeout=20, command="true"):
         with tempfile.TemporaryDirectory() as tmp:
             with mock.patch.object(vm, "VNG", fake_vng(tmp, body)), \
                     mock.patch.dict(os.environ, {"VNG": "fake"}):
-                return vm.run_vm(tmp, "true", Path(tmp) / "rw", timeout=timeout,
+                return vm.run_vm(tmp, command, Path(tmp) / "rw", timeout=timeout,
                                  log_path=Path(tmp) / "console.log")
 
     def test_hang_is_killed_at_timeout(self):
@@ -33,7 +33,8 @@ class VmTest(unittest.TestCase):
         self.assertIn("timeout", res.reason())
 
     def test_splat_fails_a_passing_command(self):
-        res = self.run_with('echo "[ 1.0] WARNING: CPU: 1 PID: 7 at net/core/dev.c:42 f+0x1"; exit 0')
+        res = self.run_with('echo "[ 1.0] WARNING: CPU: 1 PID: 7 at net/core/dev.c:42 f+0x1"; '
+                            'eval "$(eval echo \\${$#})"; exit 0')
         self.assertEqual(res.exit_code, 0)
         self.assertFalse(res.ok)
         self.assertIn("splat", res.reason())
@@ -46,13 +47,20 @@ class VmTest(unittest.TestCase):
         self.assertFalse(vm.find_splats("ok 1 default_tx_queues"))
 
     def test_command_failure(self):
-        res = self.run_with("echo hi; exit 3")
-        self.assertEqual(res.exit_code, 3)
+        # The stand-in runs the wrapped command like the guest would.
+        res = self.run_with('eval "$(eval echo \\${$#})"; exit 0',
+                            command="false")
+        self.assertEqual(res.exit_code, 1)
         self.assertFalse(res.ok)
 
-    def test_clean_run(self):
-        res = self.run_with("echo all good")
+    def test_guest_status_wins_over_vng_status(self):
+        res = self.run_with('eval "$(eval echo \\${$#})"; exit 255', command="true")
+        self.assertEqual(res.exit_code, 0)
         self.assertTrue(res.ok, res.reason())
+
+    def test_guest_that_never_finishes_the_command(self):
+        res = self.run_with("echo booted; exit 0")
+        self.assertFalse(res.ok)
 
 
 if __name__ == "__main__":

@@ -112,7 +112,7 @@ void send_mmsg(int fd, const SenderConfig &cfg, const std::vector<std::uint8_t> 
                const std::atomic<bool> *stop, ThreadResult &res)
 {
     sockaddr_ll addr = dest_addr(cfg);
-    const unsigned batch = cfg.batch == 0 ? 1 : cfg.batch;
+    const unsigned batch = cfg.batch == 0 || cfg.count_drops ? 1 : cfg.batch;
     iovec iov{const_cast<std::uint8_t *>(frame.data()), frame.size()};
     std::vector<mmsghdr> msgs(batch);
     for (mmsghdr &m : msgs) {
@@ -121,11 +121,15 @@ void send_mmsg(int fd, const SenderConfig &cfg, const std::vector<std::uint8_t> 
         m.msg_hdr.msg_iov = &iov;
         m.msg_hdr.msg_iovlen = 1;
     }
-    while (res.sent < cfg.count && !stopped(stop)) {
-        const auto want =
-                static_cast<unsigned>(std::min<std::uint64_t>(batch, cfg.count - res.sent));
+    while (res.sent + res.dropped < cfg.count && !stopped(stop)) {
+        const auto want = static_cast<unsigned>(
+                std::min<std::uint64_t>(batch, cfg.count - res.sent - res.dropped));
         const int n = sendmmsg(fd, msgs.data(), want, 0);
         if (n < 0) {
+            if (cfg.count_drops && errno == ENOBUFS) {
+                ++res.dropped;
+                continue;
+            }
             if (transient(errno)) {
                 ++res.retries;
                 sched_yield();

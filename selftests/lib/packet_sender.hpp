@@ -49,11 +49,16 @@ struct SenderConfig {
     unsigned batch = 64;         // sendmmsg batch / ring frames between kicks
     unsigned ring_frames = 1024; // TX ring size in frames
     FrameSpec frame;             // thread i uses src_port + i
+    // sendmmsg only: ENOBUFS from the stack means the packet was dropped (by a qdisc, for
+    // example); count it in ThreadResult::dropped and go on instead of retrying it. The
+    // packets are then sent one per call, so that every failure belongs to one packet.
+    bool count_drops = false;
 };
 
 struct ThreadResult {
     int cpu = -1;
     std::uint64_t sent = 0;
+    std::uint64_t dropped = 0; // with SenderConfig::count_drops: packets refused with ENOBUFS
     std::uint64_t retries = 0; // ENOBUFS/EAGAIN retries
     std::uint64_t elapsed_ns = 0;
     std::string error; // empty on success

@@ -3,6 +3,7 @@
 #include <cerrno>
 #include <charconv>
 #include <cstdio>
+#include <cstring>
 #include <filesystem>
 #include <system_error>
 
@@ -35,6 +36,18 @@ tcmsg *start_tc_msg(nl::Message &msg, std::uint16_t type, std::uint16_t flags, i
     tcm->tcm_parent = parent;
     tcm->tcm_handle = handle;
     return tcm;
+}
+
+// A TCA_OPTIONS payload holding one u32 attribute.
+std::vector<std::uint8_t> u32_attr_payload(std::uint16_t type, std::uint32_t value)
+{
+    std::vector<std::uint8_t> out(MNL_ATTR_HDRLEN + MNL_ALIGN(sizeof(value)), 0);
+    nlattr attr{};
+    attr.nla_type = type;
+    attr.nla_len = static_cast<std::uint16_t>(MNL_ATTR_HDRLEN + sizeof(value));
+    std::memcpy(out.data(), &attr, sizeof(attr));
+    std::memcpy(out.data() + MNL_ATTR_HDRLEN, &value, sizeof(value));
+    return out;
 }
 
 std::optional<std::uint32_t> parse_hex16(std::string_view s)
@@ -215,6 +228,25 @@ nlmsghdr *build_qdisc(nl::Message &msg, std::uint16_t type, std::uint16_t flags,
     return msg.hdr();
 }
 
+std::vector<std::uint8_t> fifo_options(std::uint32_t limit)
+{
+    tc_fifo_qopt qopt{};
+    qopt.limit = limit;
+    std::vector<std::uint8_t> out(sizeof(qopt));
+    std::memcpy(out.data(), &qopt, sizeof(qopt));
+    return out;
+}
+
+std::vector<std::uint8_t> codel_options(std::uint32_t limit)
+{
+    return u32_attr_payload(TCA_CODEL_LIMIT, limit);
+}
+
+std::vector<std::uint8_t> fq_codel_options(std::uint32_t limit)
+{
+    return u32_attr_payload(TCA_FQ_CODEL_LIMIT, limit);
+}
+
 Status parse_qdisc(const nlmsghdr *nlh, QdiscInfo &out)
 {
     if (nlh->nlmsg_type != RTM_NEWQDISC || mnl_nlmsg_get_payload_len(nlh) < sizeof(tcmsg))
@@ -306,6 +338,8 @@ nlmsghdr *build_matchall(nl::Message &msg, std::uint16_t type, std::uint16_t fla
         return msg.hdr();
 
     nlattr *opts = msg.nest_start(TCA_OPTIONS);
+    if (spec.classid)
+        msg.put_u32(TCA_MATCHALL_CLASSID, *spec.classid);
     if (spec.flags != 0)
         msg.put_u32(TCA_MATCHALL_FLAGS, spec.flags);
     if (spec.gact_ok) {

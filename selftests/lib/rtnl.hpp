@@ -98,6 +98,14 @@ struct QdiscSpec {
     std::vector<std::uint8_t> options; // TCA_OPTIONS payload as-is (omitted if empty)
 };
 
+// TCA_OPTIONS payloads for QdiscSpec::options.
+// pfifo/bfifo: struct tc_fifo_qopt.
+std::vector<std::uint8_t> fifo_options(std::uint32_t limit);
+// codel: nested TCA_CODEL_LIMIT (packets).
+std::vector<std::uint8_t> codel_options(std::uint32_t limit);
+// fq_codel: nested TCA_FQ_CODEL_LIMIT (packets).
+std::vector<std::uint8_t> fq_codel_options(std::uint32_t limit);
+
 struct QdiscInfo {
     int ifindex = 0;
     std::uint32_t handle = 0;
@@ -132,6 +140,8 @@ struct MatchallSpec {
     std::uint16_t protocol = 0x0003; // ETH_P_ALL, host order
     std::uint32_t flags = 0;         // TCA_CLS_FLAGS_*
     bool gact_ok = false;            // attach "action gact ok"
+    // TCA_MATCHALL_CLASSID ("classid maj:min"), none if unset.
+    std::optional<std::uint32_t> classid;
 };
 
 nlmsghdr *build_matchall(nl::Message &msg, std::uint16_t type, std::uint16_t flags,

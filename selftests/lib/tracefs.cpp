@@ -31,19 +31,21 @@ bool is_space(char c)
     return c == ' ' || c == '\t';
 }
 
-bool line_has_dev(std::string_view line, std::string_view dev)
+bool line_has_field(std::string_view line, std::string_view key, std::string_view value)
 {
-    constexpr std::string_view key = "dev=";
     std::size_t pos = 0;
     while ((pos = line.find(key, pos)) != std::string_view::npos) {
         const bool start_ok = pos == 0 || is_space(line[pos - 1]);
-        const std::size_t val = pos + key.size();
-        const bool match = line.compare(val, dev.size(), dev) == 0;
-        const std::size_t end = val + dev.size();
-        const bool end_ok = end == line.size() || is_space(line[end]) || line[end] == ',';
+        const std::size_t eq = pos + key.size();
+        const std::size_t val = eq + 1;
+        const bool match =
+                eq < line.size() && line[eq] == '=' && line.compare(val, value.size(), value) == 0;
+        const std::size_t end = val + value.size();
+        const bool end_ok = end == line.size() ||
+                            (end < line.size() && (is_space(line[end]) || line[end] == ','));
         if (start_ok && match && end_ok)
             return true;
-        pos = val;
+        pos = eq;
     }
     return false;
 }
@@ -75,7 +77,13 @@ std::optional<std::string> find_root()
 std::size_t count_dev_lines(std::string_view trace_text, std::string_view dev,
                             std::string_view event)
 {
-    if (dev.empty())
+    return count_field_lines(trace_text, "dev", dev, event);
+}
+
+std::size_t count_field_lines(std::string_view trace_text, std::string_view key,
+                              std::string_view value, std::string_view event)
+{
+    if (key.empty() || value.empty())
         return 0;
     std::size_t count = 0;
     std::size_t pos = 0;
@@ -90,7 +98,7 @@ std::size_t count_dev_lines(std::string_view trace_text, std::string_view dev,
             continue;
         if (!event.empty() && !line_has_event(line, event))
             continue;
-        if (line_has_dev(line, dev))
+        if (line_has_field(line, key, value))
             ++count;
     }
     return count;

@@ -17,6 +17,12 @@ std::optional<std::string> find_root();
 std::size_t count_dev_lines(std::string_view trace_text, std::string_view dev,
                             std::string_view event = {});
 
+// Same for any "<key>=<value>" field, e.g. ("ifindex", "7") for the qdisc events, which
+// print the ifindex but not the device name. The value must be followed by a blank, a
+// comma or the end of the line.
+std::size_t count_field_lines(std::string_view trace_text, std::string_view key,
+                              std::string_view value, std::string_view event = {});
+
 // One tracepoint, events/<system>/<name>. Disabled again on destruction if it was enabled
 // here, and tracing_on is restored.
 class Event {

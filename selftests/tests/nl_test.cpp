@@ -244,6 +244,97 @@ TEST(Rtnl, MatchallWithGact)
     EXPECT_EQ(dtb[TCA_OPTIONS], nullptr);
 }
 
+TEST(Rtnl, FifoOptions)
+{
+    const auto opts = ksft::rtnl::fifo_options(1000);
+    ASSERT_EQ(opts.size(), sizeof(tc_fifo_qopt));
+    tc_fifo_qopt q{};
+    std::memcpy(&q, opts.data(), sizeof(q));
+    EXPECT_EQ(q.limit, 1000U);
+
+    // Carried as the raw TCA_OPTIONS payload, as tc sends it.
+    Message msg;
+    ksft::rtnl::QdiscSpec spec;
+    spec.ifindex = 4;
+    spec.kind = "pfifo";
+    spec.options = opts;
+    const nlmsghdr *nlh =
+            ksft::rtnl::build_qdisc(msg, RTM_NEWQDISC, NLM_F_CREATE | NLM_F_REPLACE, spec);
+    auto tb = ksft::nl::parse_attrs(nlh, sizeof(tcmsg), TCA_MAX);
+    auto parsed = ksft::nl::attr_struct<tc_fifo_qopt>(tb, TCA_OPTIONS);
+    ASSERT_TRUE(parsed.has_value());
+    EXPECT_EQ(parsed->limit, 1000U);
+}
+
+TEST(Rtnl, CodelAndFqCodelLimitOptions)
+{
+    struct Case {
+        const char *kind;
+        std::vector<std::uint8_t> opts;
+        std::uint32_t limit;
+        std::uint16_t limit_attr;
+        std::uint16_t max_attr;
+    };
+    const Case cases[] = {
+            {"codel", ksft::rtnl::codel_options(0), 0, TCA_CODEL_LIMIT, TCA_CODEL_MAX},
+            {"fq_codel", ksft::rtnl::fq_codel_options(1000), 1000, TCA_FQ_CODEL_LIMIT,
+             TCA_FQ_CODEL_MAX},
+    };
+    for (const Case &c : cases) {
+        SCOPED_TRACE(c.kind);
+        // One aligned u32 attribute: 4 bytes header + 4 bytes value.
+        ASSERT_EQ(c.opts.size(), 8U);
+
+        Message msg;
+        ksft::rtnl::QdiscSpec spec;
+        spec.ifindex = 2;
+        spec.handle = ksft::rtnl::make_handle(1, 0);
+        spec.kind = c.kind;
+        spec.options = c.opts;
+        const nlmsghdr *nlh = ksft::rtnl::build_qdisc(msg, RTM_NEWQDISC, 0, spec);
+        EXPECT_EQ(nlh->nlmsg_flags, NLM_F_REQUEST); // "tc qdisc change"
+        auto tb = ksft::nl::parse_attrs(nlh, sizeof(tcmsg), TCA_MAX);
+        EXPECT_EQ(ksft::nl::attr_str(tb, TCA_KIND), c.kind);
+        ASSERT_NE(tb[TCA_OPTIONS], nullptr);
+        auto opts = ksft::nl::parse_nested(tb[TCA_OPTIONS], c.max_attr);
+        ASSERT_NE(opts[c.limit_attr], nullptr);
+        EXPECT_EQ(mnl_attr_get_payload_len(opts[c.limit_attr]), 4U);
+        EXPECT_EQ(ksft::nl::attr_u32(opts, c.limit_attr), c.limit);
+        for (std::uint16_t t = 0; t <= c.max_attr; ++t) {
+            if (t != c.limit_attr) {
+                EXPECT_EQ(opts[t], nullptr) << "unexpected attribute " << t;
+            }
+        }
+    }
+}
+
+TEST(Rtnl, MatchallClassidWithoutAction)
+{
+    Message msg;
+    ksft::rtnl::MatchallSpec spec;
+    spec.ifindex = 5;
+    spec.parent = ksft::rtnl::make_handle(1, 0);
+    spec.classid = ksft::rtnl::make_handle(1, 1);
+    const nlmsghdr *nlh =
+            ksft::rtnl::build_matchall(msg, RTM_NEWTFILTER, NLM_F_CREATE | NLM_F_EXCL, spec);
+    const auto *tcm = static_cast<const tcmsg *>(mnl_nlmsg_get_payload(nlh));
+    EXPECT_EQ(tcm->tcm_parent, 0x10000U);
+    auto tb = ksft::nl::parse_attrs(nlh, sizeof(tcmsg), TCA_MAX);
+    ASSERT_NE(tb[TCA_OPTIONS], nullptr);
+    auto opts = ksft::nl::parse_nested(tb[TCA_OPTIONS], TCA_MATCHALL_MAX);
+    EXPECT_EQ(ksft::nl::attr_u32(opts, TCA_MATCHALL_CLASSID), 0x10001U);
+    EXPECT_EQ(opts[TCA_MATCHALL_ACT], nullptr);
+    EXPECT_EQ(opts[TCA_MATCHALL_FLAGS], nullptr);
+
+    // Without a classid the attribute is left out.
+    spec.classid.reset();
+    nlh = ksft::rtnl::build_matchall(msg, RTM_NEWTFILTER, NLM_F_CREATE | NLM_F_EXCL, spec);
+    tb = ksft::nl::parse_attrs(nlh, sizeof(tcmsg), TCA_MAX);
+    ASSERT_NE(tb[TCA_OPTIONS], nullptr);
+    opts = ksft::nl::parse_nested(tb[TCA_OPTIONS], TCA_MATCHALL_MAX);
+    EXPECT_EQ(opts[TCA_MATCHALL_CLASSID], nullptr);
+}
+
 TEST(Nl, MessageOverflowThrows)
 {
     Message msg(64);

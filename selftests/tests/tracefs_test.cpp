@@ -55,6 +55,36 @@ TEST(Tracefs, IgnoresCommentsAndEmptyText)
     EXPECT_EQ(count_dev_lines("x-1 [000] 1.0: e: dev=eth0", "eth0"), 1U); // no final newline
 }
 
+constexpr const char *kQdiscSample =
+        "# tracer: nop\n"
+        "  s-1 [000] b..1. 1.0: qdisc_enqueue: enqueue ifindex=7 qdisc handle=0x10000 "
+        "parent=0xFFFFFFFF skbaddr=0000\n"
+        "  s-1 [000] b..1. 1.1: qdisc_enqueue: enqueue ifindex=17 qdisc handle=0x10000 "
+        "parent=0xFFFFFFFF skbaddr=0000\n"
+        "  s-1 [000] b..1. 1.2: qdisc_bypass: bypass dev=qb1_0 ifindex=7 qdisc handle=0x0 "
+        "parent=0xFFFFFFFF txq=0 skbaddr=0000 len=64\n"
+        "  s-1 [000] b..1. 1.3: qdisc_dequeue: dequeue ifindex=7 qdisc handle=0x10000 "
+        "parent=0xFFFFFFFF txq_state=0x0 packets=1 skbaddr=0000\n"
+        "  s-1 [000] b..1. 1.4: qdisc_enqueue: enqueue xifindex=7 qdisc\n"
+        "  s-1 [000] b..1. 1.5: qdisc_enqueue: enqueue ifindex=7\n";
+
+TEST(Tracefs, CountsAnyField)
+{
+    using ksft::tracefs::count_field_lines;
+    EXPECT_EQ(count_field_lines(kQdiscSample, "ifindex", "7"), 4U);
+    EXPECT_EQ(count_field_lines(kQdiscSample, "ifindex", "7", "qdisc_enqueue"), 2U);
+    EXPECT_EQ(count_field_lines(kQdiscSample, "ifindex", "17", "qdisc_enqueue"), 1U);
+    EXPECT_EQ(count_field_lines(kQdiscSample, "ifindex", "1"), 0U);
+    EXPECT_EQ(count_field_lines(kQdiscSample, "ifindex", "7", "qdisc_bypass"), 1U);
+    EXPECT_EQ(count_field_lines(kQdiscSample, "dev", "qb1_0", "qdisc_bypass"), 1U);
+    EXPECT_EQ(count_field_lines(kQdiscSample, "txq", "0"), 1U);
+    EXPECT_EQ(count_field_lines(kQdiscSample, "", "7"), 0U);
+    EXPECT_EQ(count_field_lines(kQdiscSample, "ifindex", ""), 0U);
+    // A key at the very end of a line, without "=value", does not match.
+    EXPECT_EQ(count_field_lines("a-1 [000] 1.0: e: ifindex", "ifindex", "7"), 0U);
+    EXPECT_EQ(count_field_lines("a-1 [000] 1.0: e: ifindex=", "ifindex", "7"), 0U);
+}
+
 class FakeTracefs : public ::testing::Test {
 protected:
     void SetUp() override

@@ -4,6 +4,8 @@
 #include <cmath>
 #include <set>
 
+#include "ktap.hpp"
+
 namespace mqbench {
 namespace {
 
@@ -125,8 +127,7 @@ private:
                 const std::string v = value();
                 const auto n = parse_uint<std::uint64_t>(v);
                 if (!n || *n < lo || *n > hi)
-                    fail(name + ": '" + v + "' is not an integer in [" + std::to_string(lo) +
-                         ", " + std::to_string(hi) + "]");
+                    fail(ksft::cat(name, ": '", v, "' is not an integer in [", lo, ", ", hi, "]"));
                 return *n;
             };
 
@@ -170,8 +171,7 @@ private:
                 only(pg, "pktgen");
                 o.xmit_mode = value();
                 if (o.xmit_mode != "queue_xmit" && o.xmit_mode != "start_xmit")
-                    fail("--xmit-mode: '" + o.xmit_mode +
-                         "' is not one of queue_xmit, start_xmit");
+                    fail("--xmit-mode: '" + o.xmit_mode + "' is not one of queue_xmit, start_xmit");
             } else if (name == "--mode") {
                 only(!pg, "gen");
                 const std::string v = value();

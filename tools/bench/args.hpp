@@ -38,7 +38,7 @@ struct Options {
     // Packets per thread. Exactly one of count and duration is set after parsing; count
     // defaults to kDefaultCount when neither is given.
     std::optional<std::uint64_t> count;
-    std::optional<double> duration; // seconds
+    std::optional<double> duration;  // seconds
     std::size_t size = kDefaultSize; // frame bytes without FCS (pktgen's pkt_size)
     bool json = false;
     bool quiet = false; // no live progress on stderr
@@ -56,6 +56,9 @@ struct Options {
     unsigned batch = kDefaultBatch;
 
     std::vector<std::string> argv; // as given, without the program name
+
+    // Not settable from the command line: lets tests point pktgen at a fake directory.
+    std::string pktgen_root = "/proc/net/pktgen";
 };
 
 struct ParseResult {

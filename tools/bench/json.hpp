@@ -23,14 +23,16 @@ public:
     Value(bool b) : v_(b) {}
     template <std::signed_integral T>
     Value(T i) : v_(static_cast<std::int64_t>(i))
-    {}
-    template <std::unsigned_integral T>
-        requires(!std::same_as<T, bool>)
+    {
+    }
+    template <std::unsigned_integral T> // bool takes the non-template constructor
     Value(T u) : v_(static_cast<std::uint64_t>(u))
-    {}
+    {
+    }
     template <std::floating_point T>
     Value(T d) : v_(static_cast<double>(d))
-    {}
+    {
+    }
     Value(const char *s) : v_(std::string(s)) {}
     Value(std::string s) : v_(std::move(s)) {}
     Value(std::string_view s) : v_(std::string(s)) {}
@@ -43,8 +45,8 @@ public:
             *this = Value(*o);
     }
 
-    static Value array() { return Value(Array{}); }
-    static Value object() { return Value(Object{}); }
+    static Value array() { return {Array{}}; }
+    static Value object() { return {Object{}}; }
 
     bool is_null() const { return std::holds_alternative<std::nullptr_t>(v_); }
     bool is_bool() const { return std::holds_alternative<bool>(v_); }

@@ -28,11 +28,12 @@ std::optional<double> scale(std::uint64_t value, std::uint64_t enabled, std::uin
         return std::nullopt;
     if (running >= enabled)
         return static_cast<double>(value);
-    return static_cast<double>(value) * static_cast<double>(enabled) /
-           static_cast<double>(running);
+    return static_cast<double>(value) * static_cast<double>(enabled) / static_cast<double>(running);
 }
 
-std::string note(const std::vector<Reading> &readings, std::size_t ncpus)
+namespace {
+
+std::string note_counters(const std::vector<Reading> &readings, std::size_t ncpus)
 {
     std::vector<const Reading *> hw_missing;
     std::vector<const Reading *> sw_missing;
@@ -43,8 +44,8 @@ std::string note(const std::vector<Reading> &readings, std::size_t ncpus)
         if (!r.value)
             (r.hardware ? hw_missing : sw_missing).push_back(&r);
     }
-    const std::string where = "system-wide on " + std::to_string(ncpus) + " CPU" +
-                              (ncpus == 1 ? "" : "s");
+    const std::string where =
+            "system-wide on " + std::to_string(ncpus) + " CPU" + (ncpus == 1 ? "" : "s");
     auto list = [](const std::vector<const Reading *> &rs) {
         std::string out;
         for (const Reading *r : rs) {
@@ -72,6 +73,18 @@ std::string note(const std::vector<Reading> &readings, std::size_t ncpus)
     std::vector<const Reading *> missing = hw_missing;
     missing.insert(missing.end(), sw_missing.begin(), sw_missing.end());
     return "counted " + where + "; unavailable: " + list(missing);
+}
+
+} // namespace
+
+std::string note(const std::vector<Reading> &readings, std::size_t ncpus)
+{
+    std::string n = note_counters(readings, ncpus);
+    for (const Reading &r : readings) {
+        if (r.name == "task-clock" && r.value)
+            n += "; task-clock counted per CPU covers the whole window, idle time included";
+    }
+    return n;
 }
 
 namespace {

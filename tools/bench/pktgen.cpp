@@ -23,7 +23,9 @@ std::string device_name(std::string_view dev, unsigned thread)
 std::vector<Command> setup_plan(const Config &cfg, const std::vector<unsigned> &thread_ids)
 {
     std::vector<Command> cmds;
-    auto thread_file = [](unsigned id) { return "kpktgend_" + std::to_string(id); };
+    auto thread_file = [](unsigned id) {
+        return "kpktgend_" + std::to_string(id);
+    };
     std::vector<unsigned> others;
     for (const unsigned id : thread_ids) {
         if (id >= cfg.threads)
@@ -197,8 +199,8 @@ std::string Proc::write(const Command &cmd)
         err = write_once(path, line);
     }
     if (err != 0)
-        return "pktgen: writing '" + cmd.text + "' to " + path.string() + " failed: " +
-               std::strerror(err) + hint(cmd, err);
+        return "pktgen: writing '" + cmd.text + "' to " + path.string() +
+               " failed: " + std::strerror(err) + hint(cmd, err);
     const std::lock_guard lock(mu_);
     journal_.push_back(cmd);
     return {};

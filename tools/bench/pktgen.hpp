@@ -71,7 +71,8 @@ class Proc {
 public:
     explicit Proc(std::filesystem::path root = std::filesystem::path(kDefaultRoot))
         : root_(std::move(root))
-    {}
+    {
+    }
 
     const std::filesystem::path &root() const { return root_; }
     // pgctrl present (the pktgen module is loaded).

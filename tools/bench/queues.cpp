@@ -38,8 +38,8 @@ std::string try_qstats(int ifindex, Counts &out)
         if (auto st = nd.queue_stats(ifindex, qs); !st.ok())
             return "qstats: " + st.str();
         for (const auto &q : qs) {
-            if (q.ifindex == ifindex && q.queue_type == ksft::netdev::QueueType::tx &&
-                q.queue_id && q.tx_packets)
+            if (q.ifindex == ifindex && q.queue_type == ksft::netdev::QueueType::tx && q.queue_id &&
+                q.tx_packets)
                 out[*q.queue_id] = *q.tx_packets;
         }
         if (out.empty())

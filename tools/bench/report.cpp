@@ -61,6 +61,7 @@ json::Value to_json(const Report &r)
     } else {
         j.set("cpu", nullptr);
     }
+    j.set("cpu_tick_ns", r.cpu_tick_ns);
 
     json::Value threads = json::Value::array();
     for (const ThreadReport &t : r.per_thread) {
@@ -102,6 +103,10 @@ json::Value to_json(const Report &r)
     j.set("counters_note", r.counters_note);
 
     j.set("interrupted", r.interrupted);
+    json::Value notes = json::Value::array();
+    for (const std::string &n : r.notes)
+        notes.push(n);
+    j.set("notes", std::move(notes));
     json::Value errors = json::Value::array();
     for (const std::string &e : r.errors)
         errors.push(e);
@@ -132,7 +137,7 @@ std::string to_table(const Report &r)
     out += "wall time " + fmt(r.wall_seconds, 3) + " s\n";
 
     if (r.cpu_ns_per_pkt && r.cpu) {
-        const double pk = static_cast<double>(r.packets);
+        const auto pk = static_cast<double>(r.packets);
         out += "cpu " + fmt(*r.cpu_ns_per_pkt, 1) + " ns/pkt (user " + fmt(r.cpu->user_ns / pk, 1) +
                ", system " + fmt(r.cpu->system_ns / pk, 1) + ", softirq " +
                fmt(r.cpu->softirq_ns / pk, 1) + ")\n";
@@ -143,7 +148,7 @@ std::string to_table(const Report &r)
     out += "per-queue tx packets (" + r.per_queue_source + "):";
     if (r.per_queue) {
         for (const auto &[id, n] : *r.per_queue)
-            out += " " + std::to_string(id) + ":" + std::to_string(n);
+            out.append(" ").append(std::to_string(id)).append(":").append(std::to_string(n));
         out += "\n";
     } else {
         out += " unavailable";
@@ -158,6 +163,8 @@ std::string to_table(const Report &r)
         out += " " + c.name + "=" + (v ? fmt(*v, 2) : std::string("n/a"));
     }
     out += "\n  " + r.counters_note + "\n";
+    for (const std::string &n : r.notes)
+        out += "note: " + n + "\n";
     for (const std::string &e : r.errors)
         out += "error: " + e + "\n";
     return out;

@@ -38,6 +38,7 @@ struct Report {
 
     std::optional<procstat::Delta> cpu;
     std::optional<double> cpu_ns_per_pkt;
+    std::optional<double> cpu_tick_ns; // resolution of the /proc/stat counters (USER_HZ)
 
     std::string per_queue_source = "unavailable";
     std::optional<queues::Counts> per_queue;
@@ -47,6 +48,7 @@ struct Report {
     std::string counters_note;
 
     bool interrupted = false;
+    std::vector<std::string> notes; // informational, not failures
     std::vector<std::string> errors;
 };
 

@@ -1,27 +1,40 @@
-#include "sysfs.hpp"
+#include "sysfiles.hpp"
 
 #include <cerrno>
 #include <charconv>
 #include <cstdio>
 #include <cstring>
-#include <fstream>
-#include <sstream>
 
 #include <fcntl.h>
 #include <unistd.h>
 
-namespace mqbench::sysfs {
+namespace mqbench::sysfiles {
 
 std::optional<std::string> read_file(const std::filesystem::path &path)
 {
-    std::ifstream in(path);
-    if (!in)
+    // Plain read(2) so that an error from a sysfs show() method (xps_cpus: ENOENT on a
+    // single-queue device) is an error here too, with errno set.
+    const int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
         return std::nullopt;
-    std::ostringstream os;
-    os << in.rdbuf();
-    if (in.bad())
-        return std::nullopt;
-    return os.str();
+    std::string out;
+    char buf[4096];
+    while (true) {
+        const ssize_t n = read(fd, buf, sizeof(buf));
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n < 0) {
+            const int err = errno;
+            close(fd);
+            errno = err;
+            return std::nullopt;
+        }
+        if (n == 0)
+            break;
+        out.append(buf, static_cast<std::size_t>(n));
+    }
+    close(fd);
+    return out;
 }
 
 std::optional<std::uint64_t> read_u64(const std::filesystem::path &path)
@@ -41,7 +54,8 @@ std::optional<std::uint64_t> read_u64(const std::filesystem::path &path)
 
 int write_file(const std::filesystem::path &path, std::string_view value)
 {
-    const int fd = open(path.c_str(), O_WRONLY | O_CLOEXEC);
+    // O_TRUNC as a shell redirection does; it matters only for plain files (tests).
+    const int fd = open(path.c_str(), O_WRONLY | O_TRUNC | O_CLOEXEC);
     if (fd < 0)
         return errno;
     const ssize_t n = write(fd, value.data(), value.size());
@@ -86,8 +100,7 @@ std::string XpsOverride::apply(std::uint32_t tx_queues, unsigned cpus)
         const std::string mask = q < cpus ? cpu_mask(q) : "0";
         if (const int err = write_file(path(q), mask); err != 0) {
             restore();
-            return "writing " + mask + " to " + path(q).string() + " failed: " +
-                   std::strerror(err);
+            return "writing " + mask + " to " + path(q).string() + " failed: " + std::strerror(err);
         }
         saved_.emplace_back(q, value);
     }
@@ -106,4 +119,4 @@ std::string XpsOverride::restore()
     return failed.empty() ? std::string{} : "could not restore xps_cpus: " + failed;
 }
 
-} // namespace mqbench::sysfs
+} // namespace mqbench::sysfiles

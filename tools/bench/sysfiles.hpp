@@ -9,7 +9,7 @@
 #include <utility>
 #include <vector>
 
-namespace mqbench::sysfs {
+namespace mqbench::sysfiles {
 
 inline constexpr std::string_view kSysClassNet = "/sys/class/net";
 
@@ -29,7 +29,8 @@ class XpsOverride {
 public:
     XpsOverride(std::filesystem::path sys_class_net, std::string dev)
         : root_(std::move(sys_class_net)), dev_(std::move(dev))
-    {}
+    {
+    }
     ~XpsOverride() { restore(); }
     XpsOverride(const XpsOverride &) = delete;
     XpsOverride &operator=(const XpsOverride &) = delete;
@@ -49,4 +50,4 @@ private:
     std::vector<std::pair<std::uint32_t, std::string>> saved_;
 };
 
-} // namespace mqbench::sysfs
+} // namespace mqbench::sysfiles

@@ -1,0 +1,365 @@
+// kselftest: ethtool channels of dummy devices.
+//
+// Needs root. Every case creates its own dummy device with explicit numtxqueues 4
+// numrxqueues 2 (so that the queue counts are the same on every kernel), under a unique
+// name, and removes it on every path. A dummy without get_channels/set_channels answers
+// the ethtool requests with EOPNOTSUPP: that is reported as a failure, not a skip, as
+// the driver is the subject of the test.
+
+#include <cerrno>
+#include <cstdint>
+#include <optional>
+#include <set>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <unistd.h>
+
+#include "ethtool.hpp"
+#include "ktap.hpp"
+#include "nl.hpp"
+#include "rtnl.hpp"
+
+namespace {
+
+using ksft::cat;
+using ksft::Outcome;
+using ksft::nl::Status;
+namespace ethtool = ksft::ethtool;
+namespace rtnl = ksft::rtnl;
+
+constexpr std::uint32_t kTxQueues = 4;
+constexpr std::uint32_t kRxQueues = 2;
+constexpr std::string_view kKind = "dummy";
+constexpr std::uint32_t kMqHandle = rtnl::make_handle(1, 0);
+
+ksft::nl::Socket &rtnl_sock()
+{
+    static ksft::nl::Socket sock(NETLINK_ROUTE);
+    return sock;
+}
+
+ethtool::Ethtool &eth()
+{
+    static ethtool::Ethtool e;
+    return e;
+}
+
+std::string unique_name()
+{
+    static unsigned counter = 0;
+    // "dc" + pid + "_" + n stays within IFNAMSIZ - 1 = 15 characters.
+    return cat("dc", getpid() % 100000, "_", counter++);
+}
+
+// A dummy device with kTxQueues/kRxQueues queues, deleted on destruction.
+class Dummy {
+public:
+    explicit Dummy(bool up = false) : name_(unique_name())
+    {
+        const Status st =
+                rtnl::create_link(rtnl_sock(), {name_, std::string(kKind), kTxQueues, kRxQueues});
+        if (!st.ok()) {
+            if (st.err == EOPNOTSUPP)
+                error_ = Outcome::skip(
+                        cat("kernel does not support link kind ", kKind, " (", st.str(), ")"));
+            else
+                error_ = Outcome::fail(cat("create ", name_, " numtxqueues ", kTxQueues,
+                                           " numrxqueues ", kRxQueues, ": ", st.str()));
+            return;
+        }
+        guard_.emplace(rtnl_sock(), name_);
+        rtnl::LinkInfo info;
+        if (Status g = rtnl::get_link(rtnl_sock(), name_, info); !g.ok()) {
+            error_ = Outcome::fail(cat("get ", name_, ": ", g.str()));
+            return;
+        }
+        ifindex_ = info.ifindex;
+        if (info.num_tx_queues != kTxQueues || info.num_rx_queues != kRxQueues) {
+            error_ = Outcome::fail(cat(name_, " has num_tx_queues/num_rx_queues ",
+                                       info.num_tx_queues, "/", info.num_rx_queues, ", expected ",
+                                       kTxQueues, "/", kRxQueues));
+            return;
+        }
+        if (up) {
+            if (Status u = rtnl::set_link_up(rtnl_sock(), name_); !u.ok())
+                error_ = Outcome::fail(cat("set ", name_, " up: ", u.str()));
+        }
+    }
+
+    bool ok() const { return !error_; }
+    const Outcome &error() const { return *error_; }
+    const std::string &name() const { return name_; }
+    int ifindex() const { return ifindex_; }
+
+private:
+    std::string name_;
+    std::optional<rtnl::LinkGuard> guard_;
+    int ifindex_ = 0;
+    std::optional<Outcome> error_;
+};
+
+// SKIP when the kernel has no ethtool netlink family at all.
+std::optional<Outcome> need_ethtool()
+{
+    std::uint16_t id = 0;
+    if (Status st = eth().family(id); !st.ok())
+        return Outcome::skip(cat("ethtool netlink family not available (", st.str(), ")"));
+    return std::nullopt;
+}
+
+std::string fmt(const ethtool::Channels &ch)
+{
+    return cat("tx ", ch.tx_count, "/", ch.tx_max, " rx ", ch.rx_count, "/", ch.rx_max,
+               " combined ", ch.combined_count, "/", ch.combined_max, " other ", ch.other_count,
+               "/", ch.other_max, " (count/max)");
+}
+
+std::string fmt(const ethtool::ChannelsRequest &req)
+{
+    std::string s;
+    auto add = [&](const char *name, const std::optional<std::uint32_t> &v) {
+        if (v)
+            s += cat(s.empty() ? "" : " ", name, " ", *v);
+    };
+    add("tx", req.tx);
+    add("rx", req.rx);
+    add("combined", req.combined);
+    add("other", req.other);
+    return s;
+}
+
+bool counts_equal(const ethtool::Channels &a, const ethtool::Channels &b)
+{
+    return a.tx_count == b.tx_count && a.rx_count == b.rx_count &&
+           a.combined_count == b.combined_count && a.other_count == b.other_count;
+}
+
+// The channels a freshly created device must report.
+std::string check_initial(const ethtool::Channels &ch)
+{
+    if (ch.tx_max != kTxQueues || ch.rx_max != kRxQueues || ch.tx_count != kTxQueues ||
+        ch.rx_count != kRxQueues || ch.combined_max != 0 || ch.combined_count != 0 ||
+        ch.other_max != 0 || ch.other_count != 0)
+        return cat("got ", fmt(ch), ", expected tx ", kTxQueues, "/", kTxQueues, " rx ", kRxQueues,
+                   "/", kRxQueues, " combined 0/0 other 0/0");
+    return {};
+}
+
+// ---- cases ----
+
+Outcome get_channels()
+{
+    if (auto skip = need_ethtool())
+        return *skip;
+    Dummy dev;
+    if (!dev.ok())
+        return dev.error();
+    ethtool::Channels ch;
+    if (Status st = eth().channels_get(dev.name(), ch); !st.ok())
+        return Outcome::fail(cat("ETHTOOL_MSG_CHANNELS_GET ", dev.name(), ": ", st.str()));
+    if (std::string err = check_initial(ch); !err.empty())
+        return Outcome::fail(err);
+    return Outcome::pass(fmt(ch));
+}
+
+Outcome set_within_bounds()
+{
+    if (auto skip = need_ethtool())
+        return *skip;
+    Dummy dev;
+    if (!dev.ok())
+        return dev.error();
+    const auto tx_before = rtnl::sysfs_queue_count(dev.name(), "tx");
+    const auto rx_before = rtnl::sysfs_queue_count(dev.name(), "rx");
+
+    ethtool::ChannelsRequest req;
+    req.tx = 2;
+    req.rx = 1;
+    if (Status st = eth().channels_set(dev.name(), req); !st.ok())
+        return Outcome::fail(cat("ETHTOOL_MSG_CHANNELS_SET ", fmt(req), ": ", st.str()));
+
+    ethtool::Channels ch;
+    if (Status st = eth().channels_get(dev.name(), ch); !st.ok())
+        return Outcome::fail(cat("ETHTOOL_MSG_CHANNELS_GET after set: ", st.str()));
+    if (ch.tx_count != 2 || ch.rx_count != 1 || ch.tx_max != kTxQueues || ch.rx_max != kRxQueues)
+        return Outcome::fail(cat("after set ", fmt(req), ": ", fmt(ch), ", expected tx 2/",
+                                 kTxQueues, " rx 1/", kRxQueues));
+
+    rtnl::LinkInfo info;
+    if (Status st = rtnl::get_link(rtnl_sock(), dev.name(), info); !st.ok())
+        return Outcome::fail(cat("get ", dev.name(), ": ", st.str()));
+    if (info.num_tx_queues != kTxQueues || info.num_rx_queues != kRxQueues)
+        return Outcome::fail(
+                cat("allocated queues changed to ", info.num_tx_queues, "/", info.num_rx_queues));
+
+    // The kernel keeps queues/tx-N and rx-N only for N below real_num_{tx,rx}_queues
+    // (netdev_queue_update_kobjects(), net_rx_queue_update_kobjects()).
+    std::string notes = fmt(ch);
+    struct SysfsCheck {
+        const char *prefix;
+        std::optional<std::uint32_t> before;
+        std::uint32_t allocated;
+        std::uint32_t want;
+    };
+    for (const SysfsCheck &c :
+         {SysfsCheck{"tx", tx_before, kTxQueues, 2}, SysfsCheck{"rx", rx_before, kRxQueues, 1}}) {
+        if (c.before != c.allocated) {
+            notes += cat("\nsysfs ", c.prefix, "-* not checked: ",
+                         c.before ? cat(*c.before, " entries") : std::string("unreadable"),
+                         " before the change");
+            continue;
+        }
+        const auto now = rtnl::sysfs_queue_count(dev.name(), c.prefix);
+        if (now != c.want)
+            return Outcome::fail(cat("sysfs queues/", c.prefix, "-* count ",
+                                     now ? cat(*now) : std::string("unreadable"),
+                                     " after the change, expected ", c.want));
+        notes += cat("\nsysfs ", c.prefix, "-* entries ", *c.before, " -> ", *now);
+    }
+    return Outcome::pass(notes);
+}
+
+// A request the core must refuse with EINVAL and an extack message, leaving the counts.
+Outcome expect_rejected(const ethtool::ChannelsRequest &req)
+{
+    if (auto skip = need_ethtool())
+        return *skip;
+    Dummy dev;
+    if (!dev.ok())
+        return dev.error();
+    ethtool::Channels before;
+    const Status get_st = eth().channels_get(dev.name(), before);
+
+    const Status st = eth().channels_set(dev.name(), req);
+    const std::string what = cat("ETHTOOL_MSG_CHANNELS_SET ", fmt(req));
+    if (st.ok())
+        return Outcome::fail(cat(what, " was accepted"));
+    if (st.err != EINVAL)
+        return Outcome::fail(cat(what, ": expected EINVAL, got ", st.str()));
+    if (st.extack.empty())
+        return Outcome::fail(cat(what, ": EINVAL without an extack message"));
+
+    if (!get_st.ok())
+        return Outcome::fail(cat("ETHTOOL_MSG_CHANNELS_GET before the request: ", get_st.str()));
+    if (std::string err = check_initial(before); !err.empty())
+        return Outcome::fail(cat("before the request: ", err));
+    ethtool::Channels after;
+    if (Status g = eth().channels_get(dev.name(), after); !g.ok())
+        return Outcome::fail(cat("ETHTOOL_MSG_CHANNELS_GET after the request: ", g.str()));
+    if (!counts_equal(before, after))
+        return Outcome::fail(
+                cat("counts changed by a rejected request: ", fmt(before), " -> ", fmt(after)));
+    const auto txq = rtnl::sysfs_queue_count(dev.name(), "tx");
+    if (txq && *txq != kTxQueues)
+        return Outcome::fail(cat("sysfs queues/tx-* count ", *txq, " after a rejected request"));
+    return Outcome::pass(cat(what, ": ", st.str()));
+}
+
+Outcome reject_zero_tx()
+{
+    ethtool::ChannelsRequest req;
+    req.tx = 0;
+    return expect_rejected(req);
+}
+
+Outcome reject_above_max_tx()
+{
+    ethtool::ChannelsRequest req;
+    req.tx = kTxQueues + 1;
+    return expect_rejected(req);
+}
+
+Outcome reject_above_max_rx()
+{
+    ethtool::ChannelsRequest req;
+    req.rx = kRxQueues + 1;
+    return expect_rejected(req);
+}
+
+Outcome reject_combined()
+{
+    ethtool::ChannelsRequest req;
+    req.combined = 1; // max_combined is 0
+    return expect_rejected(req);
+}
+
+// Parents (minor numbers) of the qdiscs attached below the mq root, as a dump shows them.
+Status mq_children(int ifindex, std::set<std::uint32_t> &minors)
+{
+    std::vector<rtnl::QdiscInfo> qdiscs;
+    if (Status st = rtnl::qdisc_dump(rtnl_sock(), ifindex, qdiscs); !st.ok())
+        return st;
+    minors.clear();
+    for (const rtnl::QdiscInfo &q : qdiscs) {
+        if (q.parent != rtnl::kRootParent && rtnl::handle_major(q.parent) == 1 &&
+            rtnl::handle_minor(q.parent) != 0)
+            minors.insert(rtnl::handle_minor(q.parent));
+    }
+    return {};
+}
+
+std::string fmt(const std::set<std::uint32_t> &minors)
+{
+    std::string s;
+    for (const std::uint32_t m : minors)
+        s += cat(s.empty() ? "" : " ", "1:", m);
+    return s.empty() ? "none" : s;
+}
+
+Outcome mq_follows()
+{
+    if (auto skip = need_ethtool())
+        return *skip;
+    Dummy dev(true);
+    if (!dev.ok())
+        return dev.error();
+    rtnl::QdiscSpec mq;
+    mq.ifindex = dev.ifindex();
+    mq.handle = kMqHandle;
+    mq.kind = "mq";
+    if (Status st = rtnl::qdisc_replace(rtnl_sock(), mq); !st.ok())
+        return Outcome::fail(cat("replace root mq handle 1: on ", dev.name(), ": ", st.str()));
+
+    std::string notes;
+    // tx count to set (0: none, the initial state) and children expected after it.
+    for (const std::uint32_t tx : {0U, 2U, kTxQueues}) {
+        const std::uint32_t want = tx == 0 ? kTxQueues : tx;
+        if (tx != 0) {
+            ethtool::ChannelsRequest req;
+            req.tx = tx;
+            if (Status st = eth().channels_set(dev.name(), req); !st.ok())
+                return Outcome::fail(cat("ETHTOOL_MSG_CHANNELS_SET tx ", tx, ": ", st.str()));
+        }
+        std::set<std::uint32_t> minors;
+        if (Status st = mq_children(dev.ifindex(), minors); !st.ok())
+            return Outcome::fail(cat("qdisc dump: ", st.str()));
+        std::set<std::uint32_t> expected;
+        for (std::uint32_t i = 1; i <= want; ++i)
+            expected.insert(i);
+        const std::string state = tx == 0 ? std::string("initially") : cat("after tx ", tx);
+        if (minors != expected)
+            return Outcome::fail(
+                    cat(state, ": children of 1: are ", fmt(minors), ", expected ", fmt(expected)));
+        notes += cat(notes.empty() ? "" : "\n", state, ": children at ", fmt(minors));
+    }
+    return Outcome::pass(notes);
+}
+
+} // namespace
+
+int main()
+{
+    ksft::TestSuite suite;
+    suite.add("get_channels", get_channels);
+    suite.add("set_within_bounds", set_within_bounds);
+    suite.add("reject_zero_tx", reject_zero_tx);
+    suite.add("reject_above_max_tx", reject_above_max_tx);
+    suite.add("reject_above_max_rx", reject_above_max_rx);
+    suite.add("reject_combined", reject_combined);
+    suite.add("mq_follows", mq_follows);
+    if (geteuid() != 0)
+        suite.skip_all("must be run as root");
+    return suite.run();
+}

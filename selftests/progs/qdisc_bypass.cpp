@@ -1,0 +1,536 @@
+// kselftest: the bypass of empty, idle work-conserving qdiscs (TCQ_F_CAN_BYPASS).
+//
+// Needs root. AF_PACKET senders without PACKET_QDISC_BYPASS go through
+// dev_queue_xmit() and __dev_xmit_skb(). dummy's ndo_start_xmit never stops a queue,
+// so a single sender always finds the qdisc empty and idle: a qdisc that may be
+// bypassed hands every packet straight to the driver and qdisc:qdisc_enqueue never
+// fires; one that may not enqueues (and dequeues) every packet.
+//
+// qdisc:qdisc_enqueue prints the ifindex but not the device name, so events are
+// counted by ifindex. qdisc:qdisc_bypass, when the kernel has it, prints both.
+//
+// Each case creates its own dummy device (unique name, IPv6 off so that nothing else
+// is sent, up) and removes it on every path.
+
+#include <algorithm>
+#include <cerrno>
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <unistd.h>
+
+#include "ktap.hpp"
+#include "nl.hpp"
+#include "packet_sender.hpp"
+#include "rtnl.hpp"
+#include "sysfs.hpp"
+#include "tracefs.hpp"
+
+namespace {
+
+using ksft::cat;
+using ksft::Outcome;
+using ksft::nl::Status;
+namespace pkt = ksft::pkt;
+namespace rtnl = ksft::rtnl;
+
+constexpr std::string_view kKind = "dummy";
+constexpr std::uint64_t kPackets = 200;
+constexpr std::uint64_t kLimit0Packets = 100;
+constexpr std::uint32_t kRootHandle = rtnl::make_handle(1, 0);
+constexpr std::uint32_t kDefaultLimit = 1000;
+
+ksft::nl::Socket &rtnl_sock()
+{
+    static ksft::nl::Socket sock(NETLINK_ROUTE);
+    return sock;
+}
+
+std::string unique_name()
+{
+    static unsigned counter = 0;
+    // "qb" + pid + "_" + n stays within IFNAMSIZ - 1 = 15 characters.
+    return cat("qb", getpid() % 100000, "_", counter++);
+}
+
+// An up dummy device with IPv6 off, deleted on destruction.
+class Dummy {
+public:
+    explicit Dummy(std::uint32_t tx_queues) : name_(unique_name())
+    {
+        const Status st =
+                rtnl::create_link(rtnl_sock(), {name_, std::string(kKind), tx_queues, {}});
+        if (!st.ok()) {
+            if (st.err == EOPNOTSUPP)
+                error_ = Outcome::skip(
+                        cat("kernel does not support link kind ", kKind, " (", st.str(), ")"));
+            else
+                error_ = Outcome::fail(
+                        cat("create ", name_, " numtxqueues ", tx_queues, ": ", st.str()));
+            return;
+        }
+        guard_.emplace(rtnl_sock(), name_);
+        if (std::string err = ksft::sysfs::disable_ipv6(name_); !err.empty()) {
+            error_ = Outcome::fail(cat("disable IPv6 on ", name_, ": ", err));
+            return;
+        }
+        if (Status u = rtnl::set_link_up(rtnl_sock(), name_); !u.ok()) {
+            error_ = Outcome::fail(cat("set ", name_, " up: ", u.str()));
+            return;
+        }
+        rtnl::LinkInfo info;
+        if (Status g = rtnl::get_link(rtnl_sock(), name_, info); !g.ok()) {
+            error_ = Outcome::fail(cat("get ", name_, ": ", g.str()));
+            return;
+        }
+        ifindex_ = info.ifindex;
+    }
+
+    bool ok() const { return !error_; }
+    const Outcome &error() const { return *error_; }
+    const std::string &name() const { return name_; }
+    int ifindex() const { return ifindex_; }
+
+private:
+    std::string name_;
+    std::optional<rtnl::LinkGuard> guard_;
+    int ifindex_ = 0;
+    std::optional<Outcome> error_;
+};
+
+// qdisc:qdisc_enqueue and, when the kernel has it, qdisc:qdisc_bypass.
+class Tracer {
+public:
+    Tracer() : enqueue_("qdisc", "qdisc_enqueue"), bypass_("qdisc", "qdisc_bypass") {}
+
+    // SKIP when tracefs or qdisc:qdisc_enqueue is missing.
+    std::optional<Outcome> unavailable() const
+    {
+        if (!enqueue_.available())
+            return Outcome::skip(enqueue_.error());
+        return std::nullopt;
+    }
+    bool has_bypass() const { return bypass_.available(); }
+
+    // Counts the events of ifindex while window runs. Returns an error message or "".
+    std::string count(int ifindex, const std::function<void()> &window, std::size_t &enqueues,
+                      std::optional<std::size_t> &bypasses)
+    {
+        if (!enqueue_.clear() || !enqueue_.enable())
+            return enqueue_.error();
+        if (has_bypass() && !bypass_.enable())
+            return bypass_.error();
+        try {
+            window();
+        } catch (...) {
+            enqueue_.disable();
+            if (has_bypass())
+                bypass_.disable();
+            throw;
+        }
+        if (!enqueue_.disable())
+            return enqueue_.error();
+        if (has_bypass() && !bypass_.disable())
+            return bypass_.error();
+        const auto text = enqueue_.read_trace();
+        if (!text)
+            return enqueue_.error();
+        const std::string idx = std::to_string(ifindex);
+        enqueues = ksft::tracefs::count_field_lines(*text, "ifindex", idx, "qdisc_enqueue");
+        bypasses.reset();
+        if (has_bypass())
+            bypasses = ksft::tracefs::count_field_lines(*text, "ifindex", idx, "qdisc_bypass");
+        return {};
+    }
+
+private:
+    ksft::tracefs::Event enqueue_;
+    ksft::tracefs::Event bypass_;
+};
+
+std::vector<int> cpus_for(std::size_t threads)
+{
+    std::vector<int> cpus = pkt::online_cpus();
+    if (cpus.empty())
+        cpus.push_back(0);
+    if (cpus.size() > threads)
+        cpus.resize(threads);
+    return cpus;
+}
+
+std::optional<std::uint64_t> link_tx_packets(const Dummy &dev, std::string &err)
+{
+    rtnl::LinkInfo info;
+    if (Status st = rtnl::get_link(rtnl_sock(), dev.name(), info); !st.ok()) {
+        err = cat("get ", dev.name(), ": ", st.str());
+        return std::nullopt;
+    }
+    if (!info.stats) {
+        err = cat("no IFLA_STATS64 for ", dev.name());
+        return std::nullopt;
+    }
+    return info.stats->tx_packets;
+}
+
+struct Traffic {
+    std::uint64_t sent = 0;    // accepted by the stack
+    std::uint64_t dropped = 0; // refused with ENOBUFS (count_drops only)
+    std::uint64_t link_tx = 0; // growth of the link's tx_packets
+    std::size_t enqueues = 0;
+    std::optional<std::size_t> bypasses;
+};
+
+// Sends per_thread packets from each CPU through the qdisc, optionally counting the
+// qdisc events (tracer may be null). Returns a SKIP/FAIL outcome on error.
+std::optional<Outcome> send(const Dummy &dev, const std::vector<int> &cpus,
+                            std::uint64_t per_thread, bool count_drops, Tracer *tracer,
+                            Traffic &out)
+{
+    pkt::SenderConfig cfg;
+    cfg.ifindex = dev.ifindex();
+    cfg.mode = pkt::TxMode::sendmmsg;
+    cfg.qdisc_bypass = false;
+    cfg.cpus = cpus;
+    cfg.count = per_thread;
+    cfg.count_drops = count_drops;
+
+    std::string err;
+    const auto link0 = link_tx_packets(dev, err);
+    if (!link0)
+        return Outcome::fail(err);
+    std::vector<pkt::ThreadResult> results;
+    auto window = [&] {
+        results = pkt::run_senders(cfg);
+    };
+    out = Traffic{};
+    if (tracer != nullptr) {
+        if (std::string terr = tracer->count(dev.ifindex(), window, out.enqueues, out.bypasses);
+            !terr.empty())
+            return Outcome::fail(cat("tracing: ", terr));
+    } else {
+        window();
+    }
+    for (const pkt::ThreadResult &r : results) {
+        if (!r.error.empty())
+            return Outcome::fail(cat("sender on CPU ", r.cpu, ": ", r.error));
+        if (r.sent + r.dropped != per_thread)
+            return Outcome::fail(cat("sender on CPU ", r.cpu, " sent ", r.sent, " and saw ",
+                                     r.dropped, " drops of ", per_thread));
+        out.sent += r.sent;
+        out.dropped += r.dropped;
+    }
+    const auto link1 = link_tx_packets(dev, err);
+    if (!link1)
+        return Outcome::fail(err);
+    out.link_tx = *link1 - *link0;
+    return std::nullopt;
+}
+
+// SKIP when the kernel lacks the qdisc (ENOENT: no such kind, module missing).
+std::optional<Outcome> qdisc_failed(const Status &st, std::string_view what, std::string_view kind)
+{
+    if (st.ok())
+        return std::nullopt;
+    if (st.err == ENOENT)
+        return Outcome::skip(cat("qdisc kind ", kind, " not available (", st.str(), ")"));
+    return Outcome::fail(cat(what, ": ", st.str()));
+}
+
+std::optional<Outcome> set_root(const Dummy &dev, const std::string &kind,
+                                std::vector<std::uint8_t> options = {})
+{
+    rtnl::QdiscSpec spec;
+    spec.ifindex = dev.ifindex();
+    spec.handle = kRootHandle;
+    spec.kind = kind;
+    spec.options = std::move(options);
+    return qdisc_failed(rtnl::qdisc_replace(rtnl_sock(), spec),
+                        cat("replace root ", kind, " handle 1: on ", dev.name()), kind);
+}
+
+rtnl::MatchallSpec matchall_at_root(const Dummy &dev)
+{
+    rtnl::MatchallSpec spec;
+    spec.ifindex = dev.ifindex();
+    spec.parent = kRootHandle;
+    spec.handle = 1;
+    spec.prio = 1;
+    // fq_codel drops packets that a filter classifies to minor 0: send them to flow 1.
+    spec.classid = rtnl::make_handle(1, 1);
+    return spec;
+}
+
+std::optional<Outcome> add_filter(const Dummy &dev)
+{
+    const Status st = rtnl::filter_add(rtnl_sock(), matchall_at_root(dev));
+    if (st.ok())
+        return std::nullopt;
+    if (st.err == ENOENT)
+        return Outcome::skip(cat("matchall classifier not available (", st.str(), ")"));
+    return Outcome::fail(cat("add matchall filter at parent 1: of ", dev.name(), ": ", st.str()));
+}
+
+std::string fmt_bypasses(const Traffic &t)
+{
+    return t.bypasses ? cat(", ", *t.bypasses, " qdisc_bypass events") : std::string();
+}
+
+// Expects every packet to reach the driver with `enqueues` qdisc_enqueue events.
+Outcome expect_traffic(const Traffic &t, std::size_t enqueues, std::string_view qdisc)
+{
+    if (t.link_tx != kPackets)
+        return Outcome::fail(cat("link tx_packets grew by ", t.link_tx, ", sent ", kPackets,
+                                 " through ", qdisc));
+    if (t.enqueues != enqueues)
+        return Outcome::fail(cat(t.enqueues, " of ", kPackets, " packets were enqueued on ", qdisc,
+                                 ", expected ", enqueues, fmt_bypasses(t)));
+    return Outcome::pass(
+            cat(t.enqueues, " enqueues, ", t.link_tx, " packets transmitted", fmt_bypasses(t)));
+}
+
+// One sender on an idle single-queue device with this root qdisc: no packet may be
+// enqueued.
+Outcome idle_bypass(const std::string &kind, std::vector<std::uint8_t> options = {})
+{
+    Tracer tracer;
+    if (auto o = tracer.unavailable())
+        return *o;
+    Dummy dev(1);
+    if (!dev.ok())
+        return dev.error();
+    if (auto o = set_root(dev, kind, std::move(options)))
+        return *o;
+    Traffic t;
+    if (auto o = send(dev, cpus_for(1), kPackets, false, &tracer, t))
+        return *o;
+    return expect_traffic(t, 0, cat("the idle ", kind, " root"));
+}
+
+// ---- cases ----
+
+Outcome pfifo_fast_idle_bypass()
+{
+    return idle_bypass("pfifo_fast");
+}
+
+Outcome pfifo_idle_bypass()
+{
+    return idle_bypass("pfifo", rtnl::fifo_options(kDefaultLimit));
+}
+
+Outcome fq_codel_idle_bypass()
+{
+    return idle_bypass("fq_codel");
+}
+
+Outcome filter_disables_bypass()
+{
+    Tracer tracer;
+    if (auto o = tracer.unavailable())
+        return *o;
+    Dummy dev(1);
+    if (!dev.ok())
+        return dev.error();
+    if (auto o = set_root(dev, "fq_codel"))
+        return *o;
+    if (auto o = add_filter(dev))
+        return *o;
+    Traffic t;
+    if (auto o = send(dev, cpus_for(1), kPackets, false, &tracer, t))
+        return *o;
+    return expect_traffic(t, kPackets, "fq_codel with a matchall filter");
+}
+
+Outcome filter_removed_restores_bypass()
+{
+    Tracer tracer;
+    if (auto o = tracer.unavailable())
+        return *o;
+    Dummy dev(1);
+    if (!dev.ok())
+        return dev.error();
+    if (auto o = set_root(dev, "fq_codel"))
+        return *o;
+    if (auto o = add_filter(dev))
+        return *o;
+    if (Status st = rtnl::filter_delete(rtnl_sock(), matchall_at_root(dev)); !st.ok())
+        return Outcome::fail(cat("delete the matchall filter: ", st.str()));
+    Traffic t;
+    if (auto o = send(dev, cpus_for(1), kPackets, false, &tracer, t))
+        return *o;
+    Outcome res = expect_traffic(t, 0, "fq_codel whose only filter was deleted");
+    if (res.result == ksft::Result::fail && t.enqueues == kPackets)
+        res.message += "\nthe bypass stayed disabled after the last filter was removed";
+    return res;
+}
+
+std::optional<rtnl::QdiscInfo> root_qdisc(const Dummy &dev, std::string &err)
+{
+    std::vector<rtnl::QdiscInfo> qdiscs;
+    if (Status st = rtnl::qdisc_dump(rtnl_sock(), dev.ifindex(), qdiscs); !st.ok()) {
+        err = cat("qdisc dump: ", st.str());
+        return std::nullopt;
+    }
+    for (const rtnl::QdiscInfo &q : qdiscs) {
+        if (q.parent == rtnl::kRootParent)
+            return q;
+    }
+    err = cat("no root qdisc on ", dev.name());
+    return std::nullopt;
+}
+
+// A qdisc whose limit is changed to 0 must drop every packet offered to it.
+Outcome limit0_drops(const std::string &kind,
+                     const std::function<std::vector<std::uint8_t>(std::uint32_t)> &limit_opts)
+{
+    Dummy dev(1);
+    if (!dev.ok())
+        return dev.error();
+    if (auto o = set_root(dev, kind, limit_opts(kDefaultLimit)))
+        return *o;
+    rtnl::QdiscSpec change;
+    change.ifindex = dev.ifindex();
+    change.handle = kRootHandle;
+    change.kind = kind;
+    change.options = limit_opts(0);
+    if (auto o = qdisc_failed(rtnl::qdisc_change(rtnl_sock(), change),
+                              cat("change ", kind, " limit 0"), kind))
+        return *o;
+
+    std::string err;
+    const auto q0 = root_qdisc(dev, err);
+    if (!q0)
+        return Outcome::fail(err);
+    Traffic t;
+    if (auto o = send(dev, cpus_for(1), kLimit0Packets, true, nullptr, t))
+        return *o;
+    const auto q1 = root_qdisc(dev, err);
+    if (!q1)
+        return Outcome::fail(err);
+    if (q1->kind != kind)
+        return Outcome::fail(cat("the root qdisc is ", q1->kind, ", not ", kind));
+    const std::uint64_t drops = q1->drops - q0->drops;
+    const std::uint64_t qdisc_sent = q1->packets - q0->packets;
+    const std::string summary =
+            cat("sent ", kLimit0Packets, ": link tx_packets +", t.link_tx, ", qdisc drops +", drops,
+                ", qdisc sent +", qdisc_sent, ", sender saw ", t.dropped, " ENOBUFS");
+    if (t.link_tx != 0 || drops != kLimit0Packets)
+        return Outcome::fail(
+                cat(summary, "; expected link +0 and drops +", kLimit0Packets,
+                    t.link_tx == kLimit0Packets ? ": the packets bypassed the limit-0 qdisc" : ""));
+    return Outcome::pass(summary);
+}
+
+Outcome codel_limit0_drops()
+{
+    return limit0_drops("codel", rtnl::codel_options);
+}
+
+Outcome fq_codel_limit0_drops()
+{
+    return limit0_drops("fq_codel", rtnl::fq_codel_options);
+}
+
+Outcome mq_children_bypass()
+{
+    Tracer tracer;
+    if (auto o = tracer.unavailable())
+        return *o;
+    Dummy dev(2);
+    if (!dev.ok())
+        return dev.error();
+    if (auto o = set_root(dev, "mq"))
+        return *o;
+
+    // mq gives every TX queue the default qdisc (pfifo_fast unless net.core.default_qdisc
+    // says otherwise): make sure both are pfifo_fast.
+    std::vector<rtnl::QdiscInfo> qdiscs;
+    if (Status st = rtnl::qdisc_dump(rtnl_sock(), dev.ifindex(), qdiscs); !st.ok())
+        return Outcome::fail(cat("qdisc dump: ", st.str()));
+    std::string notes;
+    unsigned children = 0;
+    for (const rtnl::QdiscInfo &q : qdiscs) {
+        if (q.parent == rtnl::kRootParent || rtnl::handle_major(q.parent) != 1)
+            continue;
+        ++children;
+        if (q.kind == "pfifo_fast")
+            continue;
+        rtnl::QdiscSpec spec;
+        spec.ifindex = dev.ifindex();
+        spec.parent = q.parent;
+        spec.kind = "pfifo_fast";
+        if (Status st = rtnl::qdisc_replace(rtnl_sock(), spec); !st.ok())
+            return Outcome::fail(cat("replace ", q.kind, " at ", rtnl::format_handle(q.parent),
+                                     " with pfifo_fast: ", st.str()));
+        notes += cat("replaced default ", q.kind, " at ", rtnl::format_handle(q.parent),
+                     " with pfifo_fast\n");
+    }
+    if (children != 2)
+        return Outcome::fail(cat("mq has ", children, " children, expected 2"));
+
+    // One sender per queue, each on its own CPU and queue (XPS), so that no sender ever
+    // finds the other one's qdisc busy.
+    const std::vector<int> cpus = cpus_for(2);
+    if (cpus.size() > 1) {
+        for (std::size_t i = 0; i < cpus.size(); ++i) {
+            if (std::string err =
+                        ksft::sysfs::set_xps_cpus(dev.name(), static_cast<unsigned>(i), {cpus[i]});
+                !err.empty())
+                return Outcome::skip(
+                        cat("cannot map CPU ", cpus[i], " to tx-", i, " with XPS: ", err));
+        }
+    }
+    Traffic t;
+    if (auto o = send(dev, cpus, kPackets / cpus.size(), false, &tracer, t))
+        return *o;
+    Outcome res = expect_traffic(t, 0, "the idle pfifo_fast children of mq");
+    if (!notes.empty())
+        res.message = notes + res.message;
+    return res;
+}
+
+Outcome bypass_tracepoint()
+{
+    Tracer tracer;
+    if (auto o = tracer.unavailable())
+        return *o;
+    Dummy dev(1);
+    if (!dev.ok())
+        return dev.error();
+    if (!tracer.has_bypass())
+        return Outcome::fail("qdisc:qdisc_bypass tracepoint not present");
+    if (auto o = set_root(dev, "pfifo_fast"))
+        return *o;
+    Traffic t;
+    if (auto o = send(dev, cpus_for(1), kPackets, false, &tracer, t))
+        return *o;
+    if (t.bypasses != kPackets || t.enqueues != 0 || t.link_tx != kPackets)
+        return Outcome::fail(cat("idle pfifo_fast, ", kPackets,
+                                 " packets sent: ", t.bypasses.value_or(0),
+                                 " qdisc_bypass events (expected ", kPackets, "), ", t.enqueues,
+                                 " enqueues (expected 0), link +", t.link_tx));
+    return Outcome::pass(cat(*t.bypasses, " qdisc_bypass events, 0 enqueues"));
+}
+
+} // namespace
+
+int main()
+{
+    ksft::TestSuite suite;
+    suite.add("pfifo_fast_idle_bypass", pfifo_fast_idle_bypass);
+    suite.add("pfifo_idle_bypass", pfifo_idle_bypass);
+    suite.add("fq_codel_idle_bypass", fq_codel_idle_bypass);
+    suite.add("filter_disables_bypass", filter_disables_bypass);
+    suite.add("filter_removed_restores_bypass", filter_removed_restores_bypass);
+    suite.add("codel_limit0_drops", codel_limit0_drops);
+    suite.add("fq_codel_limit0_drops", fq_codel_limit0_drops);
+    suite.add("mq_children_bypass", mq_children_bypass);
+    suite.add("bypass_tracepoint", bypass_tracepoint);
+    if (geteuid() != 0)
+        suite.skip_all("must be run as root");
+    return suite.run();
+}
