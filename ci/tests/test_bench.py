@@ -76,6 +76,12 @@ class BenchTest(unittest.TestCase):
                 bench.run(self.args(tmp, fake_kernel(tmp, "base", 1.0, complete=False),
                                     fake_kernel(tmp, "patched", 1.0), 1), log=lambda m: None)
 
+    def test_each_kernel_runs_only_its_scenarios(self):
+        base = bench.scenarios_for("base", bench.SCENARIOS)
+        self.assertNotIn("s1_default_mq", base)
+        self.assertIn("s1_default_pfifo_fast", base)
+        self.assertIn("s1_default_mq", bench.scenarios_for("patched", bench.SCENARIOS))
+
     def test_bad_arguments(self):
         with self.assertRaises(SystemExit) as ctx:
             bench.main(["--base-kernel", "x", "--patched-kernel", "y", "--mqbench", "z",
