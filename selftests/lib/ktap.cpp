@@ -3,6 +3,8 @@
 #include <exception>
 #include <iostream>
 
+#include <unistd.h>
+
 namespace ksft {
 namespace {
 
@@ -111,6 +113,17 @@ int KtapWriter::exit_code() const
 void TestSuite::add(std::string name, CaseFn fn)
 {
     cases_.emplace_back(std::move(name), std::move(fn));
+}
+
+void TestSuite::require_root(bool is_root)
+{
+    if (!is_root)
+        skip_all("must be run as root");
+}
+
+void TestSuite::require_root()
+{
+    require_root(geteuid() == 0);
 }
 
 int TestSuite::run(std::ostream &out)

@@ -74,6 +74,10 @@ public:
     void add(std::string name, CaseFn fn);
     // Report every case as skipped with this reason instead of running it.
     void skip_all(std::string reason) { skip_all_reason_ = std::move(reason); }
+    // skip_all("must be run as root") unless is_root; without an argument, unless the
+    // effective uid is 0.
+    void require_root(bool is_root);
+    void require_root();
     // Writes the whole report and returns the kselftest exit code.
     int run(std::ostream &out);
     int run();

@@ -3,18 +3,16 @@
 #include <atomic>
 #include <cerrno>
 #include <charconv>
-#include <chrono>
 #include <cstring>
+#include <exception>
 #include <fstream>
-#include <latch>
+#include <functional>
 #include <sstream>
 #include <stdexcept>
-#include <thread>
 
 #include <arpa/inet.h>
 #include <linux/if_ether.h>
 #include <linux/if_packet.h>
-#include <pthread.h>
 #include <sched.h>
 #include <sys/mman.h>
 #include <sys/socket.h>
@@ -34,29 +32,6 @@ void put32(std::uint8_t *p, std::uint32_t v)
     put16(p, static_cast<std::uint16_t>(v >> 16));
     put16(p + 2, static_cast<std::uint16_t>(v));
 }
-
-std::string errno_str(const char *what, int err)
-{
-    return std::string(what) + ": " + std::strerror(err);
-}
-
-class Fd {
-public:
-    explicit Fd(int fd) : fd_(fd) {}
-    ~Fd()
-    {
-        if (fd_ >= 0)
-            close(fd_);
-    }
-    Fd(const Fd &) = delete;
-    Fd &operator=(const Fd &) = delete;
-    Fd(Fd &&) = delete;
-    Fd &operator=(Fd &&) = delete;
-    int get() const { return fd_; }
-
-private:
-    int fd_;
-};
 
 class Mapping {
 public:
@@ -87,11 +62,6 @@ private:
     std::size_t len_ = 0;
 };
 
-bool transient(int err)
-{
-    return err == ENOBUFS || err == EAGAIN || err == EINTR;
-}
-
 sockaddr_ll dest_addr(const SenderConfig &cfg)
 {
     sockaddr_ll addr{};
@@ -111,35 +81,17 @@ bool stopped(const std::atomic<bool> *stop)
 void send_mmsg(int fd, const SenderConfig &cfg, const std::vector<std::uint8_t> &frame,
                const std::atomic<bool> *stop, ThreadResult &res)
 {
-    sockaddr_ll addr = dest_addr(cfg);
-    const unsigned batch = cfg.batch == 0 || cfg.count_drops ? 1 : cfg.batch;
-    iovec iov{const_cast<std::uint8_t *>(frame.data()), frame.size()};
-    std::vector<mmsghdr> msgs(batch);
-    for (mmsghdr &m : msgs) {
-        m.msg_hdr.msg_name = &addr;
-        m.msg_hdr.msg_namelen = sizeof(addr);
-        m.msg_hdr.msg_iov = &iov;
-        m.msg_hdr.msg_iovlen = 1;
-    }
-    while (res.sent + res.dropped < cfg.count && !stopped(stop)) {
-        const auto want = static_cast<unsigned>(
-                std::min<std::uint64_t>(batch, cfg.count - res.sent - res.dropped));
-        const int n = sendmmsg(fd, msgs.data(), want, 0);
-        if (n < 0) {
-            if (cfg.count_drops && errno == ENOBUFS) {
-                ++res.dropped;
-                continue;
-            }
-            if (transient(errno)) {
-                ++res.retries;
-                sched_yield();
-                continue;
-            }
-            res.error = errno_str("sendmmsg", errno);
-            return;
-        }
-        res.sent += static_cast<std::uint64_t>(n);
-    }
+    const sockaddr_ll addr = dest_addr(cfg);
+    BatchSend b;
+    b.fd = fd;
+    b.data = frame.data();
+    b.len = frame.size();
+    b.addr = &addr;
+    b.addrlen = sizeof(addr);
+    b.batch = cfg.batch;
+    b.count = cfg.count;
+    b.count_drops = cfg.count_drops;
+    send_batches(b, stop, res);
 }
 
 struct Ring {
@@ -215,7 +167,7 @@ void send_ring(int fd, const SenderConfig &cfg, const Ring &ring,
         while (true) {
             if (sendto(fd, nullptr, 0, wait ? 0 : MSG_DONTWAIT, sa, sizeof(addr)) >= 0)
                 return true;
-            if (!transient(errno)) {
+            if (!transient_send_error(errno)) {
                 res.error = errno_str("sendto(tx ring)", errno);
                 return false;
             }
@@ -277,25 +229,13 @@ void send_ring(int fd, const SenderConfig &cfg, const Ring &ring,
         res.error = std::to_string(unsent) + " frames still owned by the kernel";
 }
 
-// Calls arrive() once setup is done (or has failed), then sends.
-template <typename Arrive>
+// Runs on a thread of run_pinned_threads(): sets up, calls start(), then sends.
 void sender_body(const SenderConfig &cfg, std::size_t index, const std::atomic<bool> *stop,
-                 Arrive &arrive, ThreadResult &res)
+                 const std::function<void()> &start, ThreadResult &res)
 {
     auto fail = [&](std::string msg) {
         res.error = std::move(msg);
-        arrive();
     };
-
-    const int cpu = cfg.cpus[index];
-    cpu_set_t set;
-    CPU_ZERO(&set);
-    if (cpu < 0 || cpu >= CPU_SETSIZE)
-        return fail("invalid cpu " + std::to_string(cpu));
-    CPU_SET(cpu, &set);
-    if (int err = pthread_setaffinity_np(pthread_self(), sizeof(set), &set); err != 0)
-        return fail("pthread_setaffinity_np(cpu " + std::to_string(cpu) +
-                    "): " + std::strerror(err));
 
     std::vector<std::uint8_t> frame;
     try {
@@ -325,36 +265,11 @@ void sender_body(const SenderConfig &cfg, std::size_t index, const std::atomic<b
             return fail(err);
     }
 
-    arrive();
-    const auto t0 = std::chrono::steady_clock::now();
+    start();
     if (cfg.mode == TxMode::tx_ring)
         send_ring(fd.get(), cfg, ring, frame, stop, res);
     else
         send_mmsg(fd.get(), cfg, frame, stop, res);
-    const auto t1 = std::chrono::steady_clock::now();
-    res.elapsed_ns = static_cast<std::uint64_t>(
-            std::chrono::duration_cast<std::chrono::nanoseconds>(t1 - t0).count());
-}
-
-void sender_thread(const SenderConfig &cfg, std::size_t index, const std::atomic<bool> *stop,
-                   std::latch &ready, ThreadResult &res)
-{
-    res.cpu = cfg.cpus[index];
-    bool arrived = false;
-    auto arrive = [&] {
-        if (!arrived) {
-            arrived = true;
-            ready.arrive_and_wait();
-        }
-    };
-    try {
-        sender_body(cfg, index, stop, arrive, res);
-    } catch (const std::exception &e) {
-        res.error = e.what();
-    } catch (...) {
-        res.error = "unknown exception";
-    }
-    arrive(); // never leave the other threads waiting
 }
 
 std::vector<int> read_cpu_file(const char *path)
@@ -420,18 +335,9 @@ namespace {
 
 std::vector<ThreadResult> run_senders_impl(const SenderConfig &cfg, const std::atomic<bool> *stop)
 {
-    std::vector<ThreadResult> results(cfg.cpus.size());
-    if (cfg.cpus.empty())
-        return results;
-    std::latch ready(static_cast<std::ptrdiff_t>(cfg.cpus.size()));
-    std::vector<std::thread> threads;
-    threads.reserve(cfg.cpus.size());
-    for (std::size_t i = 0; i < cfg.cpus.size(); ++i)
-        threads.emplace_back(sender_thread, std::cref(cfg), i, stop, std::ref(ready),
-                             std::ref(results[i]));
-    for (std::thread &t : threads)
-        t.join();
-    return results;
+    return run_pinned_threads(
+            cfg.cpus, [&](std::size_t index, const std::function<void()> &start,
+                          ThreadResult &res) { sender_body(cfg, index, stop, start, res); });
 }
 
 } // namespace

@@ -10,6 +10,8 @@
 #include <string_view>
 #include <vector>
 
+#include "sender_common.hpp"
+
 namespace ksft::pkt {
 
 using Mac = std::array<std::uint8_t, 6>;
@@ -55,14 +57,7 @@ struct SenderConfig {
     bool count_drops = false;
 };
 
-struct ThreadResult {
-    int cpu = -1;
-    std::uint64_t sent = 0;
-    std::uint64_t dropped = 0; // with SenderConfig::count_drops: packets refused with ENOBUFS
-    std::uint64_t retries = 0; // ENOBUFS/EAGAIN retries
-    std::uint64_t elapsed_ns = 0;
-    std::string error; // empty on success
-};
+// The results of the sender threads: ThreadResult, in sender_common.hpp.
 
 // Runs all threads to completion; the threads start together after setup.
 std::vector<ThreadResult> run_senders(const SenderConfig &cfg);

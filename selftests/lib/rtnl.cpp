@@ -99,6 +99,12 @@ Status parse_link(const nlmsghdr *nlh, LinkInfo &out)
     return {};
 }
 
+nl::Socket &shared_socket()
+{
+    static nl::Socket sock(NETLINK_ROUTE);
+    return sock;
+}
+
 Status create_link(nl::Socket &sock, const LinkSpec &spec)
 {
     nl::Message msg;

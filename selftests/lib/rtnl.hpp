@@ -42,6 +42,11 @@ struct LinkInfo {
 nlmsghdr *build_newlink(nl::Message &msg, const LinkSpec &spec);
 Status parse_link(const nlmsghdr *nlh, LinkInfo &out);
 
+// The process's NETLINK_ROUTE socket, opened on first use (throws std::system_error
+// like nl::Socket). It is a function-local static: whatever still uses it at exit (a
+// LinkGuard in a static, say) must be destroyed before static destruction reaches it.
+nl::Socket &shared_socket();
+
 Status create_link(nl::Socket &sock, const LinkSpec &spec);
 Status delete_link(nl::Socket &sock, std::string_view name);
 Status set_link_up(nl::Socket &sock, std::string_view name, bool up = true);

@@ -11,34 +11,26 @@
 #include <optional>
 #include <set>
 #include <string>
-#include <string_view>
 #include <vector>
-
-#include <unistd.h>
 
 #include "ethtool.hpp"
 #include "ktap.hpp"
 #include "nl.hpp"
 #include "rtnl.hpp"
+#include "testdev.hpp"
 
 namespace {
 
 using ksft::cat;
 using ksft::Outcome;
 using ksft::nl::Status;
+using ksft::testdev::TestDummy;
 namespace ethtool = ksft::ethtool;
 namespace rtnl = ksft::rtnl;
 
 constexpr std::uint32_t kTxQueues = 4;
 constexpr std::uint32_t kRxQueues = 2;
-constexpr std::string_view kKind = "dummy";
 constexpr std::uint32_t kMqHandle = rtnl::make_handle(1, 0);
-
-ksft::nl::Socket &rtnl_sock()
-{
-    static ksft::nl::Socket sock(NETLINK_ROUTE);
-    return sock;
-}
 
 ethtool::Ethtool &eth()
 {
@@ -46,59 +38,11 @@ ethtool::Ethtool &eth()
     return e;
 }
 
-std::string unique_name()
+// A dummy device ("dc" + pid + "_" + n) that must have kTxQueues/kRxQueues queues.
+ksft::testdev::DummySpec dummy()
 {
-    static unsigned counter = 0;
-    // "dc" + pid + "_" + n stays within IFNAMSIZ - 1 = 15 characters.
-    return cat("dc", getpid() % 100000, "_", counter++);
+    return {.prefix = "dc", .tx_queues = kTxQueues, .rx_queues = kRxQueues, .verify_queues = true};
 }
-
-// A dummy device with kTxQueues/kRxQueues queues, deleted on destruction.
-class Dummy {
-public:
-    explicit Dummy(bool up = false) : name_(unique_name())
-    {
-        const Status st =
-                rtnl::create_link(rtnl_sock(), {name_, std::string(kKind), kTxQueues, kRxQueues});
-        if (!st.ok()) {
-            if (st.err == EOPNOTSUPP)
-                error_ = Outcome::skip(
-                        cat("kernel does not support link kind ", kKind, " (", st.str(), ")"));
-            else
-                error_ = Outcome::fail(cat("create ", name_, " numtxqueues ", kTxQueues,
-                                           " numrxqueues ", kRxQueues, ": ", st.str()));
-            return;
-        }
-        guard_.emplace(rtnl_sock(), name_);
-        rtnl::LinkInfo info;
-        if (Status g = rtnl::get_link(rtnl_sock(), name_, info); !g.ok()) {
-            error_ = Outcome::fail(cat("get ", name_, ": ", g.str()));
-            return;
-        }
-        ifindex_ = info.ifindex;
-        if (info.num_tx_queues != kTxQueues || info.num_rx_queues != kRxQueues) {
-            error_ = Outcome::fail(cat(name_, " has num_tx_queues/num_rx_queues ",
-                                       info.num_tx_queues, "/", info.num_rx_queues, ", expected ",
-                                       kTxQueues, "/", kRxQueues));
-            return;
-        }
-        if (up) {
-            if (Status u = rtnl::set_link_up(rtnl_sock(), name_); !u.ok())
-                error_ = Outcome::fail(cat("set ", name_, " up: ", u.str()));
-        }
-    }
-
-    bool ok() const { return !error_; }
-    const Outcome &error() const { return *error_; }
-    const std::string &name() const { return name_; }
-    int ifindex() const { return ifindex_; }
-
-private:
-    std::string name_;
-    std::optional<rtnl::LinkGuard> guard_;
-    int ifindex_ = 0;
-    std::optional<Outcome> error_;
-};
 
 // SKIP when the kernel has no ethtool netlink family at all.
 std::optional<Outcome> need_ethtool()
@@ -153,7 +97,7 @@ Outcome get_channels()
 {
     if (auto skip = need_ethtool())
         return *skip;
-    Dummy dev;
+    const TestDummy dev(dummy());
     if (!dev.ok())
         return dev.error();
     ethtool::Channels ch;
@@ -168,7 +112,7 @@ Outcome set_within_bounds()
 {
     if (auto skip = need_ethtool())
         return *skip;
-    Dummy dev;
+    const TestDummy dev(dummy());
     if (!dev.ok())
         return dev.error();
     const auto tx_before = rtnl::sysfs_queue_count(dev.name(), "tx");
@@ -188,7 +132,7 @@ Outcome set_within_bounds()
                                  kTxQueues, " rx 1/", kRxQueues));
 
     rtnl::LinkInfo info;
-    if (Status st = rtnl::get_link(rtnl_sock(), dev.name(), info); !st.ok())
+    if (Status st = rtnl::get_link(rtnl::shared_socket(), dev.name(), info); !st.ok())
         return Outcome::fail(cat("get ", dev.name(), ": ", st.str()));
     if (info.num_tx_queues != kTxQueues || info.num_rx_queues != kRxQueues)
         return Outcome::fail(
@@ -226,7 +170,7 @@ Outcome expect_rejected(const ethtool::ChannelsRequest &req)
 {
     if (auto skip = need_ethtool())
         return *skip;
-    Dummy dev;
+    const TestDummy dev(dummy());
     if (!dev.ok())
         return dev.error();
     ethtool::Channels before;
@@ -289,7 +233,7 @@ Outcome reject_combined()
 Status mq_children(int ifindex, std::set<std::uint32_t> &minors)
 {
     std::vector<rtnl::QdiscInfo> qdiscs;
-    if (Status st = rtnl::qdisc_dump(rtnl_sock(), ifindex, qdiscs); !st.ok())
+    if (Status st = rtnl::qdisc_dump(rtnl::shared_socket(), ifindex, qdiscs); !st.ok())
         return st;
     minors.clear();
     for (const rtnl::QdiscInfo &q : qdiscs) {
@@ -312,14 +256,16 @@ Outcome mq_follows()
 {
     if (auto skip = need_ethtool())
         return *skip;
-    Dummy dev(true);
+    const TestDummy dev(dummy());
     if (!dev.ok())
         return dev.error();
+    if (Status u = rtnl::set_link_up(rtnl::shared_socket(), dev.name()); !u.ok())
+        return Outcome::fail(cat("set ", dev.name(), " up: ", u.str()));
     rtnl::QdiscSpec mq;
     mq.ifindex = dev.ifindex();
     mq.handle = kMqHandle;
     mq.kind = "mq";
-    if (Status st = rtnl::qdisc_replace(rtnl_sock(), mq); !st.ok())
+    if (Status st = rtnl::qdisc_replace(rtnl::shared_socket(), mq); !st.ok())
         return Outcome::fail(cat("replace root mq handle 1: on ", dev.name(), ": ", st.str()));
 
     std::string notes;
@@ -359,7 +305,6 @@ int main()
     suite.add("reject_above_max_rx", reject_above_max_rx);
     suite.add("reject_combined", reject_combined);
     suite.add("mq_follows", mq_follows);
-    if (geteuid() != 0)
-        suite.skip_all("must be run as root");
+    suite.require_root();
     return suite.run();
 }

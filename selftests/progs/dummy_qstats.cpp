@@ -19,6 +19,7 @@
 #include <chrono>
 #include <cstdint>
 #include <exception>
+#include <initializer_list>
 #include <map>
 #include <memory>
 #include <optional>
@@ -27,8 +28,6 @@
 #include <thread>
 #include <vector>
 
-#include <unistd.h>
-
 #include "ethtool.hpp"
 #include "ktap.hpp"
 #include "netdev.hpp"
@@ -36,28 +35,23 @@
 #include "packet_sender.hpp"
 #include "rtnl.hpp"
 #include "sysfs.hpp"
+#include "testdev.hpp"
 
 namespace {
 
 using ksft::cat;
 using ksft::Outcome;
 using ksft::nl::Status;
+using ksft::testdev::TestDummy;
 namespace netdev = ksft::netdev;
 namespace pkt = ksft::pkt;
 namespace rtnl = ksft::rtnl;
 
-constexpr std::string_view kKind = "dummy";
 constexpr std::uint64_t kPerCpu = 500;
 constexpr std::uint64_t kFrameLen = 64;
 constexpr unsigned kMinReads = 100;
 constexpr auto kMinReadTime = std::chrono::milliseconds(300);
 constexpr auto kMaxReadTime = std::chrono::seconds(10);
-
-ksft::nl::Socket &rtnl_sock()
-{
-    static ksft::nl::Socket sock(NETLINK_ROUTE);
-    return sock;
-}
 
 netdev::Netdev &nd()
 {
@@ -65,60 +59,16 @@ netdev::Netdev &nd()
     return n;
 }
 
-std::string unique_name()
+// An up dummy device ("dqs" + pid + "_" + n) with IPv6 off that must have tx_queues TX
+// queues.
+ksft::testdev::DummySpec dummy(std::uint32_t tx_queues)
 {
-    static unsigned counter = 0;
-    // "dqs" + pid + "_" + n stays within IFNAMSIZ - 1 = 15 characters.
-    return cat("dqs", getpid() % 100000, "_", counter++);
+    return {.prefix = "dqs",
+            .tx_queues = tx_queues,
+            .ipv6_off = true,
+            .up = true,
+            .verify_queues = true};
 }
-
-// An up dummy device with IPv6 off, deleted on destruction.
-class Dummy {
-public:
-    explicit Dummy(std::uint32_t tx_queues) : name_(unique_name())
-    {
-        const Status st =
-                rtnl::create_link(rtnl_sock(), {name_, std::string(kKind), tx_queues, {}});
-        if (!st.ok()) {
-            if (st.err == EOPNOTSUPP)
-                error_ = Outcome::skip(
-                        cat("kernel does not support link kind ", kKind, " (", st.str(), ")"));
-            else
-                error_ = Outcome::fail(
-                        cat("create ", name_, " numtxqueues ", tx_queues, ": ", st.str()));
-            return;
-        }
-        guard_.emplace(rtnl_sock(), name_);
-        if (std::string err = ksft::sysfs::disable_ipv6(name_); !err.empty()) {
-            error_ = Outcome::fail(cat("disable IPv6 on ", name_, ": ", err));
-            return;
-        }
-        if (Status u = rtnl::set_link_up(rtnl_sock(), name_); !u.ok()) {
-            error_ = Outcome::fail(cat("set ", name_, " up: ", u.str()));
-            return;
-        }
-        rtnl::LinkInfo info;
-        if (Status g = rtnl::get_link(rtnl_sock(), name_, info); !g.ok()) {
-            error_ = Outcome::fail(cat("get ", name_, ": ", g.str()));
-            return;
-        }
-        ifindex_ = info.ifindex;
-        if (info.num_tx_queues != tx_queues)
-            error_ = Outcome::fail(
-                    cat(name_, " has ", info.num_tx_queues, " TX queues, asked for ", tx_queues));
-    }
-
-    bool ok() const { return !error_; }
-    const Outcome &error() const { return *error_; }
-    const std::string &name() const { return name_; }
-    int ifindex() const { return ifindex_; }
-
-private:
-    std::string name_;
-    std::optional<rtnl::LinkGuard> guard_;
-    int ifindex_ = 0;
-    std::optional<Outcome> error_;
-};
 
 struct Counters {
     std::uint64_t packets = 0;
@@ -283,7 +233,7 @@ struct Fixture {
     std::optional<Outcome> error; // reported by every case that needs the fixture
     std::vector<int> cpus;
     std::uint32_t queues = 0;
-    std::unique_ptr<Dummy> dev;
+    std::unique_ptr<TestDummy> dev;
     std::string xps_error; // empty: CPU i -> queue i
     std::vector<pkt::ThreadResult> round1;
     std::uint64_t sent1 = 0;
@@ -300,20 +250,20 @@ std::unique_ptr<Fixture> build_fixture()
         return f;
     }
     f->queues = queue_count(f->cpus);
-    f->dev = std::make_unique<Dummy>(f->queues);
+    f->dev = std::make_unique<TestDummy>(dummy(f->queues));
     if (!f->dev->ok()) {
         f->error = f->dev->error();
         return f;
     }
     f->xps_error = setup_xps(f->dev->name(), f->cpus);
-    f->before = snapshot(nd(), rtnl_sock(), f->dev->name(), f->dev->ifindex());
+    f->before = snapshot(nd(), rtnl::shared_socket(), f->dev->name(), f->dev->ifindex());
     f->round1 = send(f->dev->ifindex(), f->cpus, kPerCpu);
     if (std::string err = sender_problem(f->round1, kPerCpu); !err.empty()) {
         f->error = Outcome::fail(err);
         return f;
     }
     f->sent1 = total_sent(f->round1);
-    f->after = snapshot(nd(), rtnl_sock(), f->dev->name(), f->dev->ifindex());
+    f->after = snapshot(nd(), rtnl::shared_socket(), f->dev->name(), f->dev->ifindex());
     return f;
 }
 
@@ -337,16 +287,27 @@ Fixture &fixture()
     return *f;
 }
 
+// The fixture's setup error, else the first error of the given snapshots of it.
+std::optional<Outcome> fixture_error(const Fixture &f,
+                                     std::initializer_list<const Snapshot *> snapshots)
+{
+    if (f.error)
+        return f.error;
+    for (const Snapshot *s : snapshots) {
+        if (auto o = snapshot_error(*s, f.dev->name()))
+            return o;
+    }
+    return std::nullopt;
+}
+
 // ---- cases ----
 
 Outcome qstats_supported()
 {
     const Fixture &f = fixture();
-    if (f.error)
-        return *f.error;
-    const Snapshot &s = f.after;
-    if (auto o = snapshot_error(s, f.dev->name()))
+    if (auto o = fixture_error(f, {&f.after}))
         return *o;
+    const Snapshot &s = f.after;
     if (s.entries.empty())
         return Outcome::fail(cat("QSTATS_GET scope queue returned no entry for ", f.dev->name()));
     std::string problems;
@@ -371,12 +332,8 @@ Outcome qstats_supported()
 Outcome sum_equals_link_stats()
 {
     const Fixture &f = fixture();
-    if (f.error)
-        return *f.error;
-    for (const Snapshot *s : {&f.before, &f.after}) {
-        if (auto o = snapshot_error(*s, f.dev->name()))
-            return *o;
-    }
+    if (auto o = fixture_error(f, {&f.before, &f.after}))
+        return *o;
     const Snapshot &b = f.before;
     const Snapshot &a = f.after;
     const auto base0 = b.base();
@@ -404,12 +361,8 @@ Outcome sum_equals_link_stats()
 Outcome per_queue_spread()
 {
     const Fixture &f = fixture();
-    if (f.error)
-        return *f.error;
-    for (const Snapshot *s : {&f.before, &f.after}) {
-        if (auto o = snapshot_error(*s, f.dev->name()))
-            return *o;
-    }
+    if (auto o = fixture_error(f, {&f.before, &f.after}))
+        return *o;
     const Counters grown = f.after.queue_sum() - f.before.queue_sum();
     if (!f.xps_error.empty()) {
         if (grown != sent_counters(f.sent1))
@@ -448,9 +401,7 @@ Outcome per_queue_spread()
 Outcome after_channel_change()
 {
     Fixture &f = fixture();
-    if (f.error)
-        return *f.error;
-    if (auto o = snapshot_error(f.after, f.dev->name()))
+    if (auto o = fixture_error(f, {&f.after}))
         return *o;
     if (f.after.txq.count(0) == 0)
         return Outcome::fail(cat("no statistics for tx-0 of ", f.dev->name()));
@@ -466,7 +417,7 @@ Outcome after_channel_change()
     if (Status st = eth.channels_set(name, req); !st.ok())
         return Outcome::fail(cat("ETHTOOL_MSG_CHANNELS_SET tx 1 on ", name, ": ", st.str()));
 
-    const Snapshot mid = snapshot(nd(), rtnl_sock(), name, ifindex);
+    const Snapshot mid = snapshot(nd(), rtnl::shared_socket(), name, ifindex);
     if (auto o = snapshot_error(mid, name))
         return *o;
     if (mid.txq.size() != 1 || mid.txq.count(0) == 0)
@@ -491,7 +442,7 @@ Outcome after_channel_change()
     if (std::string err = sender_problem(round2, kPerCpu); !err.empty())
         return Outcome::fail(err);
     const Counters want = sent_counters(total_sent(round2));
-    const Snapshot end = snapshot(nd(), rtnl_sock(), name, ifindex);
+    const Snapshot end = snapshot(nd(), rtnl::shared_socket(), name, ifindex);
     if (auto o = snapshot_error(end, name))
         return *o;
     const auto base_end = end.base();
@@ -547,12 +498,12 @@ Outcome concurrent_reads()
     const std::vector<int> cpus = pkt::online_cpus();
     if (cpus.empty())
         return Outcome::fail("cannot read /sys/devices/system/cpu/online");
-    Dummy dev(queue_count(cpus));
+    const TestDummy dev(dummy(queue_count(cpus)));
     if (!dev.ok())
         return dev.error();
     const std::string xps_error = setup_xps(dev.name(), cpus);
 
-    const Snapshot start = snapshot(nd(), rtnl_sock(), dev.name(), dev.ifindex());
+    const Snapshot start = snapshot(nd(), rtnl::shared_socket(), dev.name(), dev.ifindex());
     if (auto o = snapshot_error(start, dev.name()))
         return *o;
     const auto base_start = start.base();
@@ -569,7 +520,7 @@ Outcome concurrent_reads()
         const auto t0 = std::chrono::steady_clock::now();
         Counters prev_link = start.link;
         while (true) {
-            const Snapshot s = snapshot(nd(), rtnl_sock(), dev.name(), dev.ifindex());
+            const Snapshot s = snapshot(nd(), rtnl::shared_socket(), dev.name(), dev.ifindex());
             if (auto o = snapshot_error(s, dev.name())) {
                 read_error = *o;
                 break;
@@ -597,7 +548,7 @@ Outcome concurrent_reads()
             return Outcome::fail(violation);
 
         const Counters want = sent_counters(total_sent(results));
-        const Snapshot end = snapshot(nd(), rtnl_sock(), dev.name(), dev.ifindex());
+        const Snapshot end = snapshot(nd(), rtnl::shared_socket(), dev.name(), dev.ifindex());
         if (auto o = snapshot_error(end, dev.name()))
             return *o;
         const auto base_end = end.base();
@@ -628,8 +579,7 @@ int main()
     suite.add("per_queue_spread", per_queue_spread);
     suite.add("after_channel_change", after_channel_change);
     suite.add("concurrent_reads", concurrent_reads);
-    if (geteuid() != 0)
-        suite.skip_all("must be run as root");
+    suite.require_root();
     const int rc = suite.run();
     // Delete the shared device while the netlink socket it needs still exists.
     fixture_slot().reset();

@@ -24,29 +24,20 @@
 #include "nl.hpp"
 #include "packet_sender.hpp"
 #include "rtnl.hpp"
+#include "testdev.hpp"
 
 namespace {
 
 using ksft::cat;
 using ksft::Outcome;
 using ksft::nl::Status;
+using ksft::testdev::TestDummy;
 namespace rtnl = ksft::rtnl;
+namespace testdev = ksft::testdev;
 
 constexpr std::size_t kTxQueueCap = 32;
-constexpr std::string_view kKind = "dummy";
-
-ksft::nl::Socket &rtnl_sock()
-{
-    static ksft::nl::Socket sock(NETLINK_ROUTE);
-    return sock;
-}
-
-std::string unique_name()
-{
-    static unsigned counter = 0;
-    // "dq" + pid + "_" + n stays within IFNAMSIZ - 1 = 15 characters.
-    return cat("dq", getpid() % 100000, "_", counter++);
-}
+constexpr std::string_view kKind = testdev::kDummyKind;
+constexpr char kPrefix[] = "dq";
 
 std::size_t expected_default_tx()
 {
@@ -54,14 +45,6 @@ std::size_t expected_default_tx()
     if (cpus.empty())
         throw std::runtime_error("cannot parse /sys/devices/system/cpu/possible");
     return std::min(cpus.size(), kTxQueueCap);
-}
-
-// EOPNOTSUPP from RTM_NEWLINK means the kind is unknown to the kernel.
-Outcome create_failed(const Status &st, std::string_view what)
-{
-    if (st.err == EOPNOTSUPP)
-        return Outcome::skip(cat("kernel does not support link kind ", kKind, " (", st.str(), ")"));
-    return Outcome::fail(cat(what, ": ", st.str()));
 }
 
 struct CmdResult {
@@ -141,14 +124,10 @@ bool dummy_loaded()
 
 Outcome default_tx_queues()
 {
-    const std::string name = unique_name();
-    if (Status st = rtnl::create_link(rtnl_sock(), {name, std::string(kKind), {}, {}}); !st.ok())
-        return create_failed(st, cat("create ", name));
-    rtnl::LinkGuard guard(rtnl_sock(), name);
-
-    rtnl::LinkInfo info;
-    if (Status st = rtnl::get_link(rtnl_sock(), name, info); !st.ok())
-        return Outcome::fail(cat("get ", name, ": ", st.str()));
+    const TestDummy dev({.prefix = kPrefix});
+    if (!dev.ok())
+        return dev.error();
+    const rtnl::LinkInfo &info = dev.info();
     const std::size_t possible = ksft::pkt::possible_cpus().size();
     const std::size_t expected = expected_default_tx();
     if (info.num_tx_queues != expected)
@@ -163,29 +142,20 @@ Outcome default_tx_queues()
 
 Outcome default_rx_queues()
 {
-    const std::string name = unique_name();
-    if (Status st = rtnl::create_link(rtnl_sock(), {name, std::string(kKind), {}, {}}); !st.ok())
-        return create_failed(st, cat("create ", name));
-    rtnl::LinkGuard guard(rtnl_sock(), name);
-
-    rtnl::LinkInfo info;
-    if (Status st = rtnl::get_link(rtnl_sock(), name, info); !st.ok())
-        return Outcome::fail(cat("get ", name, ": ", st.str()));
-    if (info.num_rx_queues != 1)
-        return Outcome::fail(cat("num_rx_queues ", info.num_rx_queues, ", expected 1"));
+    const TestDummy dev({.prefix = kPrefix});
+    if (!dev.ok())
+        return dev.error();
+    if (dev.info().num_rx_queues != 1)
+        return Outcome::fail(cat("num_rx_queues ", dev.info().num_rx_queues, ", expected 1"));
     return Outcome::pass();
 }
 
 Outcome explicit_counts_honoured()
 {
-    const std::string name = unique_name();
-    if (Status st = rtnl::create_link(rtnl_sock(), {name, std::string(kKind), 3U, 2U}); !st.ok())
-        return create_failed(st, cat("create ", name, " numtxqueues 3 numrxqueues 2"));
-    rtnl::LinkGuard guard(rtnl_sock(), name);
-
-    rtnl::LinkInfo info;
-    if (Status st = rtnl::get_link(rtnl_sock(), name, info); !st.ok())
-        return Outcome::fail(cat("get ", name, ": ", st.str()));
+    const TestDummy dev({.prefix = kPrefix, .tx_queues = 3U, .rx_queues = 2U});
+    if (!dev.ok())
+        return dev.error();
+    const rtnl::LinkInfo &info = dev.info();
     if (info.num_tx_queues != 3 || info.num_rx_queues != 2)
         return Outcome::fail(cat("num_tx_queues/num_rx_queues ", info.num_tx_queues, "/",
                                  info.num_rx_queues, ", expected 3/2"));
@@ -238,7 +208,7 @@ Outcome module_devices()
                 cat("modprobe dummy numdummies=1: exit ", load.status, " ", load.output));
 
     rtnl::LinkInfo info;
-    if (Status st = rtnl::get_link(rtnl_sock(), "dummy0", info); !st.ok())
+    if (Status st = rtnl::get_link(rtnl::shared_socket(), "dummy0", info); !st.ok())
         return Outcome::fail(cat("dummy0 after modprobe dummy numdummies=1: ", st.str()));
     if (info.kind != kKind)
         return Outcome::fail(cat("dummy0 has kind '", info.kind, "'"));
@@ -255,14 +225,15 @@ Outcome bounds()
 {
     std::string diag;
     for (const std::uint32_t n : {0U, 4097U}) {
-        const std::string name = unique_name();
-        const Status st = rtnl::create_link(rtnl_sock(), {name, std::string(kKind), n, {}});
+        const std::string name = testdev::unique_name(kPrefix);
+        const Status st =
+                rtnl::create_link(rtnl::shared_socket(), {name, std::string(kKind), n, {}});
         if (st.ok()) {
-            rtnl::LinkGuard guard(rtnl_sock(), name);
+            rtnl::LinkGuard guard(rtnl::shared_socket(), name);
             return Outcome::fail(cat("numtxqueues ", n, " was accepted"));
         }
         if (st.err == EOPNOTSUPP)
-            return create_failed(st, "");
+            return testdev::create_failed(st, kKind, "");
         if (st.err != EINVAL)
             return Outcome::fail(cat("numtxqueues ", n, ": expected EINVAL, got ", st.str()));
         if (st.extack.empty())
@@ -282,7 +253,6 @@ int main()
     suite.add("explicit_counts_honoured", explicit_counts_honoured);
     suite.add("module_devices", module_devices);
     suite.add("bounds", bounds);
-    if (geteuid() != 0)
-        suite.skip_all("must be run as root");
+    suite.require_root();
     return suite.run();
 }

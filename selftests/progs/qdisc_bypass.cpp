@@ -21,13 +21,12 @@
 #include <string_view>
 #include <vector>
 
-#include <unistd.h>
-
 #include "ktap.hpp"
 #include "nl.hpp"
 #include "packet_sender.hpp"
 #include "rtnl.hpp"
 #include "sysfs.hpp"
+#include "testdev.hpp"
 #include "tracefs.hpp"
 
 namespace {
@@ -35,72 +34,20 @@ namespace {
 using ksft::cat;
 using ksft::Outcome;
 using ksft::nl::Status;
+using ksft::testdev::TestDummy;
 namespace pkt = ksft::pkt;
 namespace rtnl = ksft::rtnl;
 
-constexpr std::string_view kKind = "dummy";
 constexpr std::uint64_t kPackets = 200;
 constexpr std::uint64_t kLimit0Packets = 100;
 constexpr std::uint32_t kRootHandle = rtnl::make_handle(1, 0);
 constexpr std::uint32_t kDefaultLimit = 1000;
 
-ksft::nl::Socket &rtnl_sock()
+// An up dummy device ("qb" + pid + "_" + n) with IPv6 off.
+ksft::testdev::DummySpec dummy(std::uint32_t tx_queues)
 {
-    static ksft::nl::Socket sock(NETLINK_ROUTE);
-    return sock;
+    return {.prefix = "qb", .tx_queues = tx_queues, .ipv6_off = true, .up = true};
 }
-
-std::string unique_name()
-{
-    static unsigned counter = 0;
-    // "qb" + pid + "_" + n stays within IFNAMSIZ - 1 = 15 characters.
-    return cat("qb", getpid() % 100000, "_", counter++);
-}
-
-// An up dummy device with IPv6 off, deleted on destruction.
-class Dummy {
-public:
-    explicit Dummy(std::uint32_t tx_queues) : name_(unique_name())
-    {
-        const Status st =
-                rtnl::create_link(rtnl_sock(), {name_, std::string(kKind), tx_queues, {}});
-        if (!st.ok()) {
-            if (st.err == EOPNOTSUPP)
-                error_ = Outcome::skip(
-                        cat("kernel does not support link kind ", kKind, " (", st.str(), ")"));
-            else
-                error_ = Outcome::fail(
-                        cat("create ", name_, " numtxqueues ", tx_queues, ": ", st.str()));
-            return;
-        }
-        guard_.emplace(rtnl_sock(), name_);
-        if (std::string err = ksft::sysfs::disable_ipv6(name_); !err.empty()) {
-            error_ = Outcome::fail(cat("disable IPv6 on ", name_, ": ", err));
-            return;
-        }
-        if (Status u = rtnl::set_link_up(rtnl_sock(), name_); !u.ok()) {
-            error_ = Outcome::fail(cat("set ", name_, " up: ", u.str()));
-            return;
-        }
-        rtnl::LinkInfo info;
-        if (Status g = rtnl::get_link(rtnl_sock(), name_, info); !g.ok()) {
-            error_ = Outcome::fail(cat("get ", name_, ": ", g.str()));
-            return;
-        }
-        ifindex_ = info.ifindex;
-    }
-
-    bool ok() const { return !error_; }
-    const Outcome &error() const { return *error_; }
-    const std::string &name() const { return name_; }
-    int ifindex() const { return ifindex_; }
-
-private:
-    std::string name_;
-    std::optional<rtnl::LinkGuard> guard_;
-    int ifindex_ = 0;
-    std::optional<Outcome> error_;
-};
 
 // qdisc:qdisc_enqueue and, when the kernel has it, qdisc:qdisc_bypass.
 class Tracer {
@@ -162,10 +109,10 @@ std::vector<int> cpus_for(std::size_t threads)
     return cpus;
 }
 
-std::optional<std::uint64_t> link_tx_packets(const Dummy &dev, std::string &err)
+std::optional<std::uint64_t> link_tx_packets(const TestDummy &dev, std::string &err)
 {
     rtnl::LinkInfo info;
-    if (Status st = rtnl::get_link(rtnl_sock(), dev.name(), info); !st.ok()) {
+    if (Status st = rtnl::get_link(rtnl::shared_socket(), dev.name(), info); !st.ok()) {
         err = cat("get ", dev.name(), ": ", st.str());
         return std::nullopt;
     }
@@ -186,7 +133,7 @@ struct Traffic {
 
 // Sends per_thread packets from each CPU through the qdisc, optionally counting the
 // qdisc events (tracer may be null). Returns a SKIP/FAIL outcome on error.
-std::optional<Outcome> send(const Dummy &dev, const std::vector<int> &cpus,
+std::optional<Outcome> send(const TestDummy &dev, const std::vector<int> &cpus,
                             std::uint64_t per_thread, bool count_drops, Tracer *tracer,
                             Traffic &out)
 {
@@ -240,7 +187,7 @@ std::optional<Outcome> qdisc_failed(const Status &st, std::string_view what, std
     return Outcome::fail(cat(what, ": ", st.str()));
 }
 
-std::optional<Outcome> set_root(const Dummy &dev, const std::string &kind,
+std::optional<Outcome> set_root(const TestDummy &dev, const std::string &kind,
                                 std::vector<std::uint8_t> options = {})
 {
     rtnl::QdiscSpec spec;
@@ -248,11 +195,11 @@ std::optional<Outcome> set_root(const Dummy &dev, const std::string &kind,
     spec.handle = kRootHandle;
     spec.kind = kind;
     spec.options = std::move(options);
-    return qdisc_failed(rtnl::qdisc_replace(rtnl_sock(), spec),
+    return qdisc_failed(rtnl::qdisc_replace(rtnl::shared_socket(), spec),
                         cat("replace root ", kind, " handle 1: on ", dev.name()), kind);
 }
 
-rtnl::MatchallSpec matchall_at_root(const Dummy &dev)
+rtnl::MatchallSpec matchall_at_root(const TestDummy &dev)
 {
     rtnl::MatchallSpec spec;
     spec.ifindex = dev.ifindex();
@@ -264,9 +211,9 @@ rtnl::MatchallSpec matchall_at_root(const Dummy &dev)
     return spec;
 }
 
-std::optional<Outcome> add_filter(const Dummy &dev)
+std::optional<Outcome> add_filter(const TestDummy &dev)
 {
-    const Status st = rtnl::filter_add(rtnl_sock(), matchall_at_root(dev));
+    const Status st = rtnl::filter_add(rtnl::shared_socket(), matchall_at_root(dev));
     if (st.ok())
         return std::nullopt;
     if (st.err == ENOENT)
@@ -292,20 +239,35 @@ Outcome expect_traffic(const Traffic &t, std::size_t enqueues, std::string_view 
             cat(t.enqueues, " enqueues, ", t.link_tx, " packets transmitted", fmt_bypasses(t)));
 }
 
+// Filters (or none) put on a device after its root qdisc, before the traffic.
+using Prepare = std::function<std::optional<Outcome>(const TestDummy &)>;
+
+// kPackets from one sender on an idle single-queue device with this root qdisc, prepared
+// by prepare (if set), with the qdisc events counted into t. SKIP/FAIL outcome on error.
+std::optional<Outcome> traced_send(const std::string &kind, std::vector<std::uint8_t> options,
+                                   const Prepare &prepare, Traffic &t)
+{
+    Tracer tracer;
+    if (auto o = tracer.unavailable())
+        return o;
+    const TestDummy dev(dummy(1));
+    if (!dev.ok())
+        return dev.error();
+    if (auto o = set_root(dev, kind, std::move(options)))
+        return o;
+    if (prepare) {
+        if (auto o = prepare(dev))
+            return o;
+    }
+    return send(dev, cpus_for(1), kPackets, false, &tracer, t);
+}
+
 // One sender on an idle single-queue device with this root qdisc: no packet may be
 // enqueued.
 Outcome idle_bypass(const std::string &kind, std::vector<std::uint8_t> options = {})
 {
-    Tracer tracer;
-    if (auto o = tracer.unavailable())
-        return *o;
-    Dummy dev(1);
-    if (!dev.ok())
-        return dev.error();
-    if (auto o = set_root(dev, kind, std::move(options)))
-        return *o;
     Traffic t;
-    if (auto o = send(dev, cpus_for(1), kPackets, false, &tracer, t))
+    if (auto o = traced_send(kind, std::move(options), {}, t))
         return *o;
     return expect_traffic(t, 0, cat("the idle ", kind, " root"));
 }
@@ -329,38 +291,23 @@ Outcome fq_codel_idle_bypass()
 
 Outcome filter_disables_bypass()
 {
-    Tracer tracer;
-    if (auto o = tracer.unavailable())
-        return *o;
-    Dummy dev(1);
-    if (!dev.ok())
-        return dev.error();
-    if (auto o = set_root(dev, "fq_codel"))
-        return *o;
-    if (auto o = add_filter(dev))
-        return *o;
     Traffic t;
-    if (auto o = send(dev, cpus_for(1), kPackets, false, &tracer, t))
+    if (auto o = traced_send("fq_codel", {}, add_filter, t))
         return *o;
     return expect_traffic(t, kPackets, "fq_codel with a matchall filter");
 }
 
 Outcome filter_removed_restores_bypass()
 {
-    Tracer tracer;
-    if (auto o = tracer.unavailable())
-        return *o;
-    Dummy dev(1);
-    if (!dev.ok())
-        return dev.error();
-    if (auto o = set_root(dev, "fq_codel"))
-        return *o;
-    if (auto o = add_filter(dev))
-        return *o;
-    if (Status st = rtnl::filter_delete(rtnl_sock(), matchall_at_root(dev)); !st.ok())
-        return Outcome::fail(cat("delete the matchall filter: ", st.str()));
+    auto add_and_delete = [](const TestDummy &dev) -> std::optional<Outcome> {
+        if (auto o = add_filter(dev))
+            return o;
+        if (Status st = rtnl::filter_delete(rtnl::shared_socket(), matchall_at_root(dev)); !st.ok())
+            return Outcome::fail(cat("delete the matchall filter: ", st.str()));
+        return std::nullopt;
+    };
     Traffic t;
-    if (auto o = send(dev, cpus_for(1), kPackets, false, &tracer, t))
+    if (auto o = traced_send("fq_codel", {}, add_and_delete, t))
         return *o;
     Outcome res = expect_traffic(t, 0, "fq_codel whose only filter was deleted");
     if (res.result == ksft::Result::fail && t.enqueues == kPackets)
@@ -368,10 +315,10 @@ Outcome filter_removed_restores_bypass()
     return res;
 }
 
-std::optional<rtnl::QdiscInfo> root_qdisc(const Dummy &dev, std::string &err)
+std::optional<rtnl::QdiscInfo> root_qdisc(const TestDummy &dev, std::string &err)
 {
     std::vector<rtnl::QdiscInfo> qdiscs;
-    if (Status st = rtnl::qdisc_dump(rtnl_sock(), dev.ifindex(), qdiscs); !st.ok()) {
+    if (Status st = rtnl::qdisc_dump(rtnl::shared_socket(), dev.ifindex(), qdiscs); !st.ok()) {
         err = cat("qdisc dump: ", st.str());
         return std::nullopt;
     }
@@ -387,7 +334,7 @@ std::optional<rtnl::QdiscInfo> root_qdisc(const Dummy &dev, std::string &err)
 Outcome limit0_drops(const std::string &kind,
                      const std::function<std::vector<std::uint8_t>(std::uint32_t)> &limit_opts)
 {
-    Dummy dev(1);
+    const TestDummy dev(dummy(1));
     if (!dev.ok())
         return dev.error();
     if (auto o = set_root(dev, kind, limit_opts(kDefaultLimit)))
@@ -397,7 +344,7 @@ Outcome limit0_drops(const std::string &kind,
     change.handle = kRootHandle;
     change.kind = kind;
     change.options = limit_opts(0);
-    if (auto o = qdisc_failed(rtnl::qdisc_change(rtnl_sock(), change),
+    if (auto o = qdisc_failed(rtnl::qdisc_change(rtnl::shared_socket(), change),
                               cat("change ", kind, " limit 0"), kind))
         return *o;
 
@@ -440,7 +387,7 @@ Outcome mq_children_bypass()
     Tracer tracer;
     if (auto o = tracer.unavailable())
         return *o;
-    Dummy dev(2);
+    const TestDummy dev(dummy(2));
     if (!dev.ok())
         return dev.error();
     if (auto o = set_root(dev, "mq"))
@@ -449,7 +396,7 @@ Outcome mq_children_bypass()
     // mq gives every TX queue the default qdisc (pfifo_fast unless net.core.default_qdisc
     // says otherwise): make sure both are pfifo_fast.
     std::vector<rtnl::QdiscInfo> qdiscs;
-    if (Status st = rtnl::qdisc_dump(rtnl_sock(), dev.ifindex(), qdiscs); !st.ok())
+    if (Status st = rtnl::qdisc_dump(rtnl::shared_socket(), dev.ifindex(), qdiscs); !st.ok())
         return Outcome::fail(cat("qdisc dump: ", st.str()));
     std::string notes;
     unsigned children = 0;
@@ -463,7 +410,7 @@ Outcome mq_children_bypass()
         spec.ifindex = dev.ifindex();
         spec.parent = q.parent;
         spec.kind = "pfifo_fast";
-        if (Status st = rtnl::qdisc_replace(rtnl_sock(), spec); !st.ok())
+        if (Status st = rtnl::qdisc_replace(rtnl::shared_socket(), spec); !st.ok())
             return Outcome::fail(cat("replace ", q.kind, " at ", rtnl::format_handle(q.parent),
                                      " with pfifo_fast: ", st.str()));
         notes += cat("replaced default ", q.kind, " at ", rtnl::format_handle(q.parent),
@@ -498,7 +445,7 @@ Outcome bypass_tracepoint()
     Tracer tracer;
     if (auto o = tracer.unavailable())
         return *o;
-    Dummy dev(1);
+    const TestDummy dev(dummy(1));
     if (!dev.ok())
         return dev.error();
     if (!tracer.has_bypass())
@@ -530,7 +477,6 @@ int main()
     suite.add("fq_codel_limit0_drops", fq_codel_limit0_drops);
     suite.add("mq_children_bypass", mq_children_bypass);
     suite.add("bypass_tracepoint", bypass_tracepoint);
-    if (geteuid() != 0)
-        suite.skip_all("must be run as root");
+    suite.require_root();
     return suite.run();
 }

@@ -3,6 +3,7 @@
 #include <string>
 
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include "ktap.hpp"
 
@@ -160,6 +161,43 @@ TEST(TestSuite, SkipAllDoesNotRunCases)
                          "ok 1 a # SKIP must be run as root\n"
                          "ok 2 b # SKIP must be run as root\n"
                          "# Totals: pass:0 fail:0 xfail:0 xpass:0 skip:2 error:0\n");
+}
+
+TEST(TestSuite, RequireRoot)
+{
+    int runs = 0;
+    auto make = [&] {
+        TestSuite s;
+        s.add("a", [&] {
+            ++runs;
+            return Outcome::pass();
+        });
+        return s;
+    };
+    TestSuite not_root = make();
+    not_root.require_root(false);
+    std::ostringstream out;
+    EXPECT_EQ(not_root.run(out), ksft::kExitSkip);
+    EXPECT_EQ(runs, 0);
+    EXPECT_EQ(out.str(), "TAP version 13\n"
+                         "1..1\n"
+                         "ok 1 a # SKIP must be run as root\n"
+                         "# Totals: pass:0 fail:0 xfail:0 xpass:0 skip:1 error:0\n");
+
+    TestSuite root = make();
+    root.require_root(true);
+    std::ostringstream out2;
+    EXPECT_EQ(root.run(out2), ksft::kExitPass);
+    EXPECT_EQ(runs, 1);
+}
+
+TEST(TestSuite, RequireRootFollowsEffectiveUid)
+{
+    TestSuite s;
+    s.add("a", [] { return Outcome::pass(); });
+    s.require_root();
+    std::ostringstream out;
+    EXPECT_EQ(s.run(out), geteuid() == 0 ? ksft::kExitPass : ksft::kExitSkip);
 }
 
 TEST(TestSuite, PassAndSkipExitsZero)

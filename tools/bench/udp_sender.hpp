@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "packet_sender.hpp"
+#include "sender_common.hpp"
 
 namespace mqbench {
 
@@ -22,7 +22,8 @@ struct UdpConfig {
     std::uint16_t dst_port = 9;
 };
 
-// Same result type and start/stop behaviour as ksft::pkt::run_senders(cfg, stop).
+// Same result type and start/stop behaviour as ksft::pkt::run_senders(cfg, stop): the
+// threads of ksft::pkt::run_pinned_threads().
 std::vector<ksft::pkt::ThreadResult> run_udp_senders(const UdpConfig &cfg,
                                                      const std::atomic<bool> &stop);
 
