@@ -139,13 +139,22 @@ class Pipeline:
         sh(["bash", str(ROOT / "ci/setup-host.sh")], self.logfile("setup"))
         st.summary = "host packages present"
 
+    @property
+    def tip(self):
+        """Commit at the end of the applied series: the patched kernel."""
+        return self.applied[-1][2]
+
+    @staticmethod
+    def checkout(tree, rev):
+        sh(["git", "-C", str(tree), "checkout", "-q", "--detach", rev])
+
     def stage_userspace(self, st):
         build = ROOT / "build/cxx"
+        env = {"CCACHE_DIR": str(CACHE / "ccache")}
         sh(["cmake", "-S", str(ROOT), "-B", str(build), "-DCMAKE_BUILD_TYPE=Release",
-            "-DCMAKE_CXX_COMPILER_LAUNCHER=ccache"], self.logfile("userspace"),
-           env={"CCACHE_DIR": str(CACHE / "ccache")})
+            "-DCMAKE_CXX_COMPILER_LAUNCHER=ccache"], self.logfile("userspace"), env=env)
         sh(["cmake", "--build", str(build), f"-j{os.cpu_count()}"], self.logfile("userspace"),
-           env={"CCACHE_DIR": str(CACHE / "ccache")})
+           env=env)
         st.summary = f"C++ selftests and tools built in {build}"
 
     def stage_host_tests(self, st):
@@ -253,7 +262,7 @@ class Pipeline:
         self.series_build = out
         known = checks.load_known_commits(ROOT / "kernel/known-commits.txt")
         # Start from a build of the base, then walk the series.
-        sh(["git", "-C", str(tree), "checkout", "-q", "--detach", self.base["BASE_TAG"]])
+        self.checkout(tree, self.base["BASE_TAG"])
         self.build(tree, out, "build-series", ["W=1"])
 
         def make(args):
@@ -280,7 +289,7 @@ class Pipeline:
         if self.mode == "test":
             self.negative_control(st, tree, builder, cocci, known)
         # Leave the tree and its build at the tip: that is the patched kernel.
-        sh(["git", "-C", str(tree), "checkout", "-q", "--detach", self.applied[-1][2]])
+        self.checkout(tree, self.tip)
         self.build(tree, out, "build-series", ["W=1"])
         st.summary = (f"{len(self.patch_reports)} patches x {len(checks.CHECKS)} checks: "
                       f"{len(bad)} patch(es) failing; series checks "
@@ -313,8 +322,8 @@ class Pipeline:
 
     def negative_control(self, st, tree, builder, cocci, known):
         """A deliberately broken patch must fail the checks, named."""
-        tip = self.applied[-1][2]
-        sh(["git", "-C", str(tree), "checkout", "-q", "--detach", tip])
+        tip = self.tip
+        self.checkout(tree, tip)
         target = tree / "drivers/net/dummy.c"
         target.write_text(target.read_text() + (
             "\nstatic int dummy_negative_control(void)\n{\n\tint unused_variable;\n\n"
@@ -337,13 +346,12 @@ class Pipeline:
         st.cases.append(report.Case("checks.self-test", "broken patch is caught and named",
                                     "pass" if ok else "fail",
                                     f"failing checks: {', '.join(failed) or 'none'}"))
-        sh(["git", "-C", str(tree), "checkout", "-q", "--detach", tip])
+        self.checkout(tree, tip)
         if not ok:
             raise StageFailed(f"negative control not caught: failing checks {failed}, want {want}")
 
     def stage_kunit(self, st):
-        sh(["git", "-C", str(self.series_tree), "checkout", "-q", "--detach",
-            self.applied[-1][2]])
+        self.checkout(self.series_tree, self.tip)
         res = kunit_run.run(self.series_tree, self.ws / "series/build-kunit",
                             log_path=self.logfile("kunit"),
                             json_path=self.results / "kunit.json",
@@ -370,11 +378,11 @@ class Pipeline:
         import bench  # noqa: PLC0415
         uml = ROOT / "kernel/configs/uml-bench.config"
         kernels = {}
-        tip = self.applied[-1][2]
+        tip = self.tip
         for label, name, rev in (("base", "base", self.base["BASE_TAG"]),
                                  ("patched", "series", tip)):
             src = self.ws / name / "src"
-            sh(["git", "-C", str(src), "checkout", "-q", "--detach", rev])
+            self.checkout(src, rev)
             out = self.ws / name / "build-um-bench"
             sh(["bash", str(ROOT / "kernel/build.sh"), str(src), str(out), "um", str(uml)],
                self.logfile(f"build-um-{label}"), env={"KCONFIG_BASE": "defconfig"},
