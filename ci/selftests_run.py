@@ -15,7 +15,9 @@ import report
 import vm
 
 ROOT = Path(__file__).resolve().parents[1]
-KTAP_RE = re.compile(r"^(?P<not>not )?ok (?P<n>\d+) (?P<name>.*?)(?: # (?P<dir>SKIP|XFAIL)\b(?P<why>.*))?$")
+# "# SKIP" per KTAP; tdc writes "# skipped - reason".
+KTAP_RE = re.compile(r"^(?P<not>not )?ok (?P<n>\d+) (?P<name>.*?)"
+                     r"(?: # (?P<dir>SKIP|skipped|XFAIL)\b(?P<why>.*))?$")
 
 
 @dataclass
@@ -30,10 +32,10 @@ def parse_ktap(text):
     """Top-level KTAP results: {name: (status, reason)}; status pass|fail|skip."""
     res = {}
     for line in text.splitlines():
-        m = KTAP_RE.match(line)
+        m = KTAP_RE.match(line.split("\t")[0])  # tdc appends a tab and its steps
         if not m:
             continue
-        if m["dir"] == "SKIP":
+        if m["dir"] in ("SKIP", "skipped"):
             res[m["name"]] = ("skip", m["why"].strip())
         else:
             res[m["name"]] = ("fail" if m["not"] else "pass", "")
@@ -50,22 +52,60 @@ def expected(expect, prog, case, kernel):
 
 
 def programs(path=ROOT / "selftests/programs.txt"):
-    names = []
+    """[(name, kind)] in file order."""
+    progs = []
     for line in Path(path).read_text().splitlines():
         if line.strip() and not line.startswith("#"):
-            names.append(line.split()[0])
-    return names
+            name, kind = line.split()[:2]
+            progs.append((name, kind))
+    return progs
 
 
-def run_matrix(kernels, outdir, bindir=ROOT / "build/cxx", tree="", timeout=900, log=print):
+def judge_peer(prog, per_kernel, labels):
+    """Peer rule: what passes on labels[0] passes on every other kernel.
+
+    per_kernel: {label: {case: (status, why)}}. Returns (cases, problems,
+    summary line) with one report.Case per case and kernel.
+    """
+    ref = labels[0]
+    cases, problems, regressions, both_fail = [], [], [], []
+    for label in labels:
+        if not per_kernel.get(label):
+            problems.append(f"{prog}: no results on the {label} kernel")
+    names = sorted(set().union(*(per_kernel.get(k, {}) for k in labels)))
+    for name in names:
+        want = per_kernel.get(ref, {}).get(name, ("missing", ""))[0]
+        for label in labels[1:]:
+            got, why = per_kernel.get(label, {}).get(name, ("missing", ""))
+            bad = want == "pass" and got != "pass"
+            if bad:
+                regressions.append(f"{name} ({label}: {got})")
+            elif got != "pass" and want != "pass":
+                both_fail.append(name)
+            cases.append(report.Case(
+                f"peer.{label}", f"{prog}: {name}", "fail" if bad else "pass",
+                f"{got} here, {want} on {ref}" + (f" [{why}]" if why else "")))
+    problems += [f"{prog}: regression {r}" for r in regressions]
+    passed = {k: sum(st == "pass" for st, _ in per_kernel.get(k, {}).values()) for k in labels}
+    summary = (f"{prog}: {len(names)} case(s); passing "
+               + ", ".join(f"{k} {passed[k]}" for k in labels)
+               + f"; regressions {len(regressions)}"
+               + (f"; not passing on {ref} either: {', '.join(sorted(set(both_fail)))}"
+                  if both_fail else ""))
+    return cases, problems, summary
+
+
+def run_matrix(kernels, outdir, bindir=ROOT / "build/cxx", tree="", timeout=1800, log=print):
     """kernels: {label: build_dir}. Returns an Outcome with cases and matrix."""
     expect = load_expectations()
+    progs = programs()
     out = Outcome()
     results = {}  # (prog, case) -> {kernel: (status, reason)}
+    peer = {}  # prog -> {kernel: {case: (status, reason)}}
     problems = []
     for label, build in kernels.items():
         rw = Path(outdir) / label
-        log(f"  booting the {label} kernel (TCG) and running {len(programs())} program(s)")
+        log(f"  booting the {label} kernel (TCG) and running {len(progs)} program(s)")
         res = vm.run_vm(build, f"bash {ROOT}/selftests/run-in-vm.sh {rw} {bindir} {tree}",
                         rwdir=rw, timeout=timeout, log_path=Path(outdir) / f"{label}-console.log")
         log(f"    {label}: {res.reason()} after {res.seconds:.0f}s "
@@ -75,10 +115,13 @@ def run_matrix(kernels, outdir, bindir=ROOT / "build/cxx", tree="", timeout=900,
         if not res.ok or not (rw / "complete").is_file():
             problems.append(f"{label} VM: {res.reason()}")
             continue
-        for prog in programs():
+        for prog, kind in progs:
             ktap = rw / f"{prog}.ktap"
             rc = int((rw / f"{prog}.rc").read_text()) if (rw / f"{prog}.rc").is_file() else -1
             cases = parse_ktap(ktap.read_text()) if ktap.is_file() else {}
+            if kind == "peer":
+                peer.setdefault(prog, {})[label] = cases
+                continue
             if not cases:
                 cases = {"(program)": ("fail", f"no KTAP results, exit {rc}")}
             for case, st in cases.items():
@@ -101,8 +144,13 @@ def run_matrix(kernels, outdir, bindir=ROOT / "build/cxx", tree="", timeout=900,
             problems.append(f"{prog}: {case}: {', '.join(cells)}")
     widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
     out.matrix = "\n".join("  ".join(c.ljust(w) for c, w in zip(r, widths)) for r in rows)
+    for prog, per in peer.items():
+        cases, probs, line = judge_peer(prog, per, list(kernels))
+        out.cases += cases
+        problems += probs
+        out.matrix += f"\npeer suite {line}"
     out.ok = not problems and bool(results)
-    n = len(results)
+    n = len(results) + sum(len(set().union(*per.values())) for per in peer.values())
     out.summary = (f"{n} case(s) x {len(kernels)} kernels, "
                    + ("all as expected" if out.ok else
                       f"{len(problems)} problem(s): " + "; ".join(problems[:3])

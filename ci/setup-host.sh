@@ -16,7 +16,7 @@ PACKAGES=(
 	ccache sparse coccinelle b4 perl python3 python3-yaml python3-jsonschema
 	python3-ply python3-git
 	# VM (TCG) and the tests run inside it
-	qemu-system-x86 busybox-static iproute2 ethtool python3-pyroute2
+	qemu-system-x86 busybox-static iproute2 ethtool python3-pyroute2 python3-scapy
 	# C++ selftests and tools
 	cmake g++ libmnl-dev libgtest-dev clang-format clang-tidy
 	# reports

@@ -11,11 +11,12 @@ while read -r name kind cmd; do
 	case "$name" in '' | '#'*) continue ;; esac
 	cmd=${cmd//@BIN@/$bindir}
 	cmd=${cmd//@TREE@/$kernel_tree}
+	cmd=${cmd//@SELFTESTS@/$here}
 	echo "### running $name: $cmd"
-	timeout 300 bash -c "$cmd" > "$out/$name.out" 2> "$out/$name.stderr"
+	timeout 900 bash -c "$cmd" > "$out/$name.out" 2> "$out/$name.stderr"
 	rc=$?
 	echo $rc > "$out/$name.rc"
-	if [ "$kind" = ktap ]; then
+	if [ "$kind" != exit ]; then
 		cp "$out/$name.out" "$out/$name.ktap"
 	else
 		case $rc in

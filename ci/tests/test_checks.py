@@ -116,6 +116,50 @@ class KtapTest(unittest.TestCase):
         self.assertEqual(selftests_run.expected(exp, "p", "c", "patched")[0], "pass")
         self.assertEqual(selftests_run.expected(exp, "p", "other", "base")[0], "pass")
 
+    def test_parse_tdc_tap(self):
+        res = selftests_run.parse_ktap(
+            "Sent 1 packets.\n1..3\nok 1 983a - Create CODEL\n"
+            "not ok 2 38aa - Change CODEL\tCommands executed in this test case:\n"
+            "\t\t$TC qdisc add\nok 3 9178 - Create mq # skipped - no netdevsim\n")
+        self.assertEqual(res, {"983a - Create CODEL": ("pass", ""),
+                               "38aa - Change CODEL": ("fail", ""),
+                               "9178 - Create mq": ("skip", "- no netdevsim")})
+
+
+class PeerTest(unittest.TestCase):
+    LABELS = ["base", "patched"]
+
+    def judge(self, base, patched):
+        return selftests_run.judge_peer("tdc", {"base": base, "patched": patched}, self.LABELS)
+
+    def test_same_results_pass(self):
+        per = {"a": ("pass", ""), "b": ("fail", "")}
+        cases, problems, line = self.judge(per, dict(per))
+        self.assertEqual(problems, [])
+        self.assertEqual(len(cases), 2)
+        self.assertIn("not passing on base either: b", line)
+
+    def test_regression_is_named(self):
+        cases, problems, _ = self.judge({"a": ("pass", "")}, {"a": ("fail", "")})
+        self.assertEqual(problems, ["tdc: regression a (patched: fail)"])
+        self.assertEqual([c.status for c in cases], ["fail"])
+
+    def test_missing_on_patched_is_a_regression(self):
+        _, problems, _ = self.judge({"a": ("pass", ""), "b": ("pass", "")}, {"a": ("pass", "")})
+        self.assertEqual(problems, ["tdc: regression b (patched: missing)"])
+
+    def test_skip_where_base_passes_is_a_regression(self):
+        _, problems, _ = self.judge({"a": ("pass", "")}, {"a": ("skip", "x")})
+        self.assertTrue(problems)
+
+    def test_fixed_on_patched_is_fine(self):
+        _, problems, _ = self.judge({"a": ("fail", "")}, {"a": ("pass", "")})
+        self.assertEqual(problems, [])
+
+    def test_no_results_fails(self):
+        _, problems, _ = self.judge({}, {"a": ("pass", "")})
+        self.assertEqual(problems, ["tdc: no results on the base kernel"])
+
 
 class KunitJsonTest(unittest.TestCase):
     def test_walk_counts_exactly(self):

@@ -1,0 +1,15 @@
+#!/usr/bin/env bash
+# Peer suite: the kernel tree's own tc-testing (tdc) for the given
+# categories, TAP on stdout. Runs inside the VM, as root, on each kernel.
+# Usage: tc-testing.sh KERNEL_TREE CATEGORY...
+set -euo pipefail
+tree=$1
+shift
+cd "$tree/tools/testing/selftests/tc-testing"
+# netdevsim's sysfs bus (mq cases) exists only once the module is loaded;
+# the qdisc modules would autoload, loading them here names a missing one.
+modprobe -a netdevsim sch_codel sch_fq_codel sch_sfq sch_tbf
+# Debian's interpreter: it has python3-pyroute2 and python3-scapy. The tree
+# is read-only in the VM: tdc's own copy of the results goes to a tmpfs.
+results=$(mktemp -d)/tc-testing.tap
+exec /usr/bin/python3 tdc.py -J "$(nproc)" --format tap --outfile "$results" -c "$@"
