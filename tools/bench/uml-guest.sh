@@ -2,7 +2,8 @@
 # init (PID 1) of a benchmark UML kernel booted with the host root over
 # hostfs. Runs the scenarios named in BENCH_SCENARIOS (kernel command line),
 # one JSON file per scenario into BENCH_OUT, then powers off.
-# Each scenario sets up a dummy device and its qdisc, then runs mqbench.
+# Each scenario sets up a dummy device and its qdisc, then runs mqbench; a
+# scenario that cannot run as specified leaves <scenario>.err instead.
 set -uo pipefail
 export PATH=/usr/sbin:/usr/bin:/sbin:/bin
 
@@ -21,6 +22,25 @@ exec > "$out/guest.log" 2>&1
 secs=${BENCH_SECONDS:-3}
 bin=$BENCH_BIN
 ncpu=$(nproc)
+tracing=/sys/kernel/tracing
+bypass_tp=$tracing/events/qdisc/qdisc_bypass/enable
+
+# Which qdisc tracepoints this kernel has, one "name yes|no" a line.
+tracepoints() {
+	local ev
+	if mount -t tracefs nodev "$tracing" 2>/dev/null; then
+		echo "tracefs yes"
+	else
+		echo "tracefs no"
+	fi
+	for ev in qdisc/qdisc_bypass qdisc/qdisc_enqueue; do
+		if [ -d "$tracing/events/$ev" ]; then
+			echo "$ev yes"
+		else
+			echo "$ev no"
+		fi
+	done
+}
 
 dev_add() { # name [numtxqueues]
 	if [ -n "${2:-}" ]; then
@@ -31,15 +51,63 @@ dev_add() { # name [numtxqueues]
 	ip link set "$1" up
 }
 
-measure() { # scenario device threads [extra mqbench args]
-	local name=$1 dev=$2 threads=$3
+fail() { # scenario message: the scenario's error instead of a result
+	echo "$2" > "$out/$1.err"
+	echo "bench: $1 failed: $2"
+}
+
+run_mqbench() { # scenario device subcommand [mqbench args]; deletes the device
+	local name=$1 dev=$2 sub=$3
 	shift 3
 	echo "== $name"
 	tc -s qdisc show dev "$dev" > "$out/$name.qdisc-before"
-	"$bin" pktgen --dev "$dev" --threads "$threads" --duration "$secs" --json "$@" \
+	"$bin" "$sub" --dev "$dev" --duration "$secs" --json "$@" \
 		> "$out/$name.json" 2> "$out/$name.err" || echo "bench: $name failed: $(cat "$out/$name.err")"
 	tc -s qdisc show dev "$dev" > "$out/$name.qdisc-after"
 	ip link del "$dev"
+}
+
+measure() { # scenario device threads [extra mqbench pktgen args]
+	local name=$1 dev=$2 threads=$3
+	shift 3
+	run_mqbench "$name" "$dev" pktgen --threads "$threads" "$@"
+}
+
+# Maps tx-i to CPU i (i < ncpu, ncpu <= 32) like pktgen's --xps, so each
+# pinned user-space sender keeps to its own queue instead of the flow hash
+# picking one; a one-queue device has no XPS maps.
+xps_per_cpu() { # device
+	local q i
+	[ -e "/sys/class/net/$1/queues/tx-1" ] || return 0
+	for q in /sys/class/net/"$1"/queues/tx-*; do
+		i=${q##*tx-}
+		if [ "$i" -lt "$ncpu" ]; then
+			printf '%x' $((1 << i)) > "$q/xps_cpus"
+		else
+			echo 0 > "$q/xps_cpus"
+		fi
+	done
+}
+
+# One user-space sender per CPU: mode tx_ring (AF_PACKET PACKET_TX_RING, as
+# the 2014 seed's trafgen) or udp (UDP sockets through the IP stack).
+measure_gen() { # scenario device mode
+	if [ "$3" = udp ]; then
+		# 198.18.0.1 is on-link through the device; dummy is NOARP, so no
+		# neighbour entry is needed.
+		ip addr add 198.18.0.2/15 dev "$2"
+	fi
+	xps_per_cpu "$2"
+	run_mqbench "$1" "$2" gen --mode "$3" --threads "$ncpu"
+}
+
+root_mq() { # scenario device: mq as root qdisc, else the scenario's error
+	local nq
+	tc qdisc replace dev "$2" root handle 1: mq && return 0
+	nq=$(find /sys/class/net/"$2"/queues/ -maxdepth 1 -name 'tx-*' | wc -l)
+	fail "$1" "mq not attachable to $2 ($nq TX queue(s))"
+	ip link del "$2"
+	return 1
 }
 
 # S1: one sender per CPU.
@@ -50,7 +118,7 @@ s1_default_pfifo_fast() {
 }
 s1_default_mq() {
 	dev_add d0
-	tc qdisc replace dev d0 root handle 1: mq || { echo "mq not attachable"; ip link del d0; return; }
+	root_mq "${FUNCNAME[0]}" d0 || return
 	measure "${FUNCNAME[0]}" d0 "$ncpu" --xps
 }
 s1_1q_pfifo_fast() {
@@ -62,6 +130,27 @@ s1_nq_mq() {
 	dev_add d0 "$ncpu"
 	tc qdisc replace dev d0 root handle 1: mq
 	measure "${FUNCNAME[0]}" d0 "$ncpu" --xps
+}
+# S1 with user-space senders, one per CPU (seed 1 used trafgen's TX_RING).
+s1_ring_default_pfifo_fast() {
+	dev_add d0
+	tc qdisc replace dev d0 root pfifo_fast
+	measure_gen "${FUNCNAME[0]}" d0 tx_ring
+}
+s1_ring_default_mq() {
+	dev_add d0
+	root_mq "${FUNCNAME[0]}" d0 || return
+	measure_gen "${FUNCNAME[0]}" d0 tx_ring
+}
+s1_udp_default_pfifo_fast() {
+	dev_add d0
+	tc qdisc replace dev d0 root pfifo_fast
+	measure_gen "${FUNCNAME[0]}" d0 udp
+}
+s1_udp_default_mq() {
+	dev_add d0
+	root_mq "${FUNCNAME[0]}" d0 || return
+	measure_gen "${FUNCNAME[0]}" d0 udp
 }
 # S2: bypass, one sender.
 s2_fq_codel_fresh() {
@@ -81,6 +170,23 @@ s2_pfifo_fast() {
 	tc qdisc replace dev d0 root pfifo_fast
 	measure "${FUNCNAME[0]}" d0 1
 }
+# s2_pfifo_fast with the bypass tracepoint enabled during the measurement.
+s2_pfifo_fast_tp_on() {
+	local name=${FUNCNAME[0]}
+	if [ ! -e "$bypass_tp" ]; then
+		fail "$name" "no tracepoint qdisc:qdisc_bypass on this kernel ($bypass_tp missing)"
+		return
+	fi
+	dev_add d0 1
+	tc qdisc replace dev d0 root pfifo_fast
+	if ! echo 1 > "$bypass_tp"; then
+		fail "$name" "cannot enable qdisc:qdisc_bypass"
+		ip link del d0
+		return
+	fi
+	measure "$name" d0 1
+	echo 0 > "$bypass_tp"
+}
 s2_noqueue() {
 	dev_add d0 1
 	measure "${FUNCNAME[0]}" d0 1
@@ -91,7 +197,24 @@ s3_default() {
 	measure "${FUNCNAME[0]}" d0 "$ncpu" --xps
 }
 
+# Sweep for pps against senders and queues: sweep_q<Q>_t<T>, Q TX queues
+# (1: pfifo_fast root, more: mq root), T pktgen threads.
+sweep() { # scenario queues threads
+	dev_add d0 "$2"
+	if [ "$2" -eq 1 ]; then
+		tc qdisc replace dev d0 root pfifo_fast
+	else
+		root_mq "$1" d0 || return
+	fi
+	measure "$1" d0 "$3" --xps
+}
+sweep_q1_t1() { sweep "${FUNCNAME[0]}" 1 1; }
+sweep_q1_t2() { sweep "${FUNCNAME[0]}" 1 2; }
+sweep_q2_t1() { sweep "${FUNCNAME[0]}" 2 1; }
+sweep_q2_t2() { sweep "${FUNCNAME[0]}" 2 2; }
+
 uname -r > "$out/uname"
+tracepoints > "$out/tracepoints"
 for s in ${BENCH_SCENARIOS//,/ }; do
 	"$s"
 done
