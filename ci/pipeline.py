@@ -391,7 +391,7 @@ class Pipeline:
         args = argparse.Namespace(
             base_kernel=kernels["base"], patched_kernel=kernels["patched"],
             mqbench=ROOT / "build/cxx/tools/bench/mqbench", out=self.results / "bench",
-            repetitions=int(os.environ.get("BENCH_REPETITIONS", "5")),
+            repetitions=int(os.environ.get("BENCH_REPETITIONS", "7")),
             seconds=float(os.environ.get("BENCH_SECONDS", "3")), cpus=2, timeout=900,
             scenarios=bench.SCENARIOS,
             base_desc=f"{self.base.get('BASE_PACKAGE')} {self.base.get('BASE_VERSION')}")
