@@ -55,6 +55,7 @@ class Stage:
     seconds: float = 0.0
     summary: str = ""
     cases: list = field(default_factory=list)  # report.Case
+    details: str = ""  # preformatted text for the summary, e.g. the VM matrix
 
 
 def log(msg=""):
@@ -370,6 +371,7 @@ class Pipeline:
             self.results / "vm", tree=self.series_tree, log=log)
         st.cases.extend(outcome.cases)
         st.summary = outcome.summary
+        st.details = outcome.matrix
         log(outcome.matrix)
         if not outcome.ok:
             raise StageFailed(outcome.summary)

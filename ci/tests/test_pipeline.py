@@ -56,6 +56,18 @@ class PipelineTest(unittest.TestCase):
         self.assertTrue(data["ok"])
         self.assertIn("pipeline: 5 passed, 0 failed, 0 skipped", out)
 
+    def test_stage_details_reach_the_summary(self):
+        class Details(Fake):
+            def stage_vm(self, st):
+                st.details = "peer suite tdc: 2 case(s); regressions 0"
+        tmp = tempfile.mkdtemp()
+        (Path(tmp) / "logs").mkdir()
+        with contextlib.redirect_stdout(io.StringIO()):
+            Details(tmp, None).run()
+        text = (Path(tmp) / "summary.md").read_text()
+        self.assertIn("## vm: details", text)
+        self.assertIn("peer suite tdc: 2 case(s); regressions 0", text)
+
     def test_crash_in_stage_is_a_failure(self):
         class Crash(Fake):
             def stage_checks(self, st):
