@@ -490,6 +490,8 @@ def run(args, log=print):
     for k, p in kernels.items():
         if not os.access(p, os.X_OK):
             raise FileNotFoundError(f"{k} UML kernel {p} missing: build it first")
+    if not os.access(args.mqbench, os.X_OK):
+        raise FileNotFoundError(f"mqbench {args.mqbench} missing: build the C++ tools first")
     runs, tracepoints = [], {}
     for rep in range(args.repetitions):
         order = ["base", "patched"] if rep % 2 == 0 else ["patched", "base"]

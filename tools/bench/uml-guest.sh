@@ -9,15 +9,21 @@ export PATH=/usr/sbin:/usr/bin:/sbin:/bin
 
 mount -t proc proc /proc
 mount -t sysfs sys /sys
-mount -t tmpfs tmp /tmp
+# Scratch space goes on /run only: a tmpfs over /tmp would hide the host's
+# /tmp, where the project (BENCH_BIN, this script) may live.
 mount -t tmpfs run /run
-out=/tmp/out
-mkdir -p "$out"
+export TMPDIR=/run/tmp
+out=/run/out
+mkdir -p "$out" "$TMPDIR"
 mount -t hostfs -o "$BENCH_OUT" none "$out" || {
 	echo "bench: cannot mount $BENCH_OUT"
 	/bin/busybox poweroff -f
 }
 exec > "$out/guest.log" 2>&1
+if [ ! -x "$BENCH_BIN" ]; then
+	echo "bench: mqbench not executable in the guest: $BENCH_BIN"
+	/bin/busybox poweroff -f
+fi
 
 secs=${BENCH_SECONDS:-3}
 bin=$BENCH_BIN
