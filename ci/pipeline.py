@@ -398,7 +398,7 @@ class Pipeline:
             scenarios=bench.SCENARIOS,
             base_desc=f"{self.base.get('BASE_PACKAGE')} {self.base.get('BASE_VERSION')}")
         log(f"  {args.repetitions} repetitions x {len(args.scenarios)} scenarios x 2 kernels")
-        data, svg, errors = bench.run(args, log=log)
+        data, _, errors = bench.run(args, log=log)
         log((self.results / "bench/bench.md").read_text())
         for r in data["comparisons"]:
             st.cases.append(report.Case("bench", r["key"], "pass" if r["repetitions"] else "fail",

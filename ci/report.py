@@ -91,7 +91,7 @@ def markdown(data, stages, patches):
             lines.append(f"- {p.index} {p.subject}: To: {', '.join(p.to) or '-'}; "
                          f"Cc: {', '.join(p.cc) or '-'}")
     for s in stages:
-        if getattr(s, "details", ""):
+        if s.details:
             lines += ["", f"## {s.name}: details", "", "```", s.details, "```"]
     failed = [c for c in data["cases"] if c["status"] == "fail"]
     n = {k: sum(1 for c in data["cases"] if c["status"] == k) for k in ("pass", "fail", "skip")}

@@ -494,13 +494,14 @@ def run(args, log=print):
         raise FileNotFoundError(f"mqbench {args.mqbench} missing: build the C++ tools first")
     runs, tracepoints = [], {}
     for rep in range(args.repetitions):
-        order = ["base", "patched"] if rep % 2 == 0 else ["patched", "base"]
+        # Odd repetitions reverse the kernel order and the scenario order, so
+        # no comparison (fresh vs after a filter inside one boot, say) is
+        # always measured first.
+        step = 1 if rep % 2 == 0 else -1
         rep_res = {}
-        for k in order:
+        for k in KERNELS[::step]:
             t0 = time.monotonic()
-            # Scenario order reverses too: a comparison inside one boot (fresh
-            # vs after a filter, say) is not always measured first or second.
-            scenarios = scenarios_for(k, args.scenarios)[::1 if rep % 2 == 0 else -1]
+            scenarios = scenarios_for(k, args.scenarios)[::step]
             rep_res[k] = boot(kernels[k], scenarios, out / f"rep{rep}-{k}",
                               args.mqbench, args.seconds, args.cpus, args.timeout)
             if rep == 0:
