@@ -48,6 +48,10 @@ class StageFailed(Exception):
     pass
 
 
+class UsageError(Exception):
+    """A request the pipeline cannot run as given (e.g. an unknown stage)."""
+
+
 @dataclass
 class Stage:
     name: str
@@ -142,8 +146,8 @@ class Pipeline:
 
     @property
     def tip(self):
-        """Commit at the end of the applied series: the patched kernel."""
-        return self.applied[-1][2]
+        """Every series applied (series.merge_all): the patched kernel."""
+        return self.tip_commit
 
     @staticmethod
     def checkout(tree, rev):
@@ -233,6 +237,7 @@ class Pipeline:
         if not applied:
             raise StageFailed("the series is empty: nothing to check")
         self.applied = applied
+        self.tip_commit = series.git(tree, "rev-parse", f"{BRANCH_PREFIX}all")
         for ser, patch, _ in applied:
             st.cases.append(report.Case("apply", f"{ser.name}/{patch.name}", "pass", "applied"))
         # Round trip: exporting what was applied reproduces patches/ exactly.
@@ -396,7 +401,8 @@ class Pipeline:
             repetitions=int(os.environ.get("BENCH_REPETITIONS", "7")),
             seconds=float(os.environ.get("BENCH_SECONDS", "3")), cpus=2, timeout=900,
             scenarios=bench.SCENARIOS,
-            base_desc=f"{self.base.get('BASE_PACKAGE')} {self.base.get('BASE_VERSION')}")
+            base_desc=f"{self.base.get('BASE_PACKAGE')} {self.base.get('BASE_VERSION')}",
+            devcost=True)
         log(f"  {args.repetitions} repetitions x {len(args.scenarios)} scenarios x 2 kernels")
         data, _, errors = bench.run(args, log=log)
         log((self.results / "bench/bench.md").read_text())
@@ -419,15 +425,33 @@ class Pipeline:
              "checks": ["apply"], "kunit": ["apply"], "vm": ["build_base", "checks", "userspace"],
              "bench": ["checks", "userspace"]}
 
+    @classmethod
+    def select(cls, mode, only):
+        """The stages of `mode` to run: all, or those named in `only`, which
+        must exist and include every stage they need."""
+        plan = cls.PLAN[mode]
+        if not only:
+            return plan
+        names = [o.replace("-", "_") for o in only]
+        unknown = [o for o, n in zip(only, names) if n not in plan]
+        if unknown:
+            raise UsageError(f"unknown stage(s) for {mode}: {', '.join(unknown)}; "
+                             f"the stages are: {', '.join(n.replace('_', '-') for n in plan)}")
+        lacking = sorted({d for n in names for d in cls.NEEDS.get(n, [])
+                          if d in plan and d not in names})
+        if lacking:
+            raise UsageError(f"--only {' '.join(only)}: also name the stages they need: "
+                             f"{', '.join(d.replace('_', '-') for d in lacking)}")
+        return [n for n in plan if n in names]
+
     def run(self, only=None):
-        plan = self.PLAN[self.mode]
-        if only:
-            plan = [s for s in plan if s in only]
+        plan = self.select(self.mode, only)
         status = {}
         for name in plan:
             st = Stage(name.replace("_", "-"))
             self.stages.append(st)
-            missing = [n for n in self.NEEDS.get(name, []) if status.get(n, "pass") != "pass"]
+            missing = [n for n in self.NEEDS.get(name, [])
+                       if n in self.PLAN[self.mode] and status.get(n) != "pass"]
             if missing:
                 st.summary = f"skipped: needs {', '.join(missing)}"
                 status[name] = "skip"
@@ -477,9 +501,12 @@ def main(argv=None):
     ap.add_argument("--only", nargs="*", help="run only these stages (debugging)")
     ap.add_argument("--results", default=os.environ.get("RESULTS_DIR", ROOT / "results"))
     args = ap.parse_args(argv)
-    results = Path(args.results)
-    shutil.rmtree(results, ignore_errors=True)
-    (results / "logs").mkdir(parents=True)
+    try:
+        Pipeline.select(args.mode, args.only)
+    except UsageError as err:
+        print(f"error: {err}", file=sys.stderr)
+        return 2
+    # Lock first: a second run must not touch the results of the running one.
     CACHE.mkdir(parents=True, exist_ok=True)
     lock = open(CACHE / "pipeline.lock", "w")
     try:
@@ -487,6 +514,9 @@ def main(argv=None):
     except BlockingIOError:
         print(f"error: another pipeline run holds {CACHE / 'pipeline.lock'}", file=sys.stderr)
         return 1
+    results = Path(args.results)
+    shutil.rmtree(results, ignore_errors=True)
+    (results / "logs").mkdir(parents=True)
     return Pipeline(args.mode, results).run(args.only)
 
 

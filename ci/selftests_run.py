@@ -3,7 +3,9 @@
 Every case has an expected result per kernel (selftests/expectations.json;
 a case not listed is expected to pass on both). The run fails when any
 result differs from its expectation, so a test that cannot fail on the base
-kernel is caught as well as a test failing on the patched one.
+kernel is caught as well as a test failing on the patched one. A case listed
+there that a program does not report counts as "missing", so a renamed or
+dropped case cannot pass unnoticed.
 """
 
 import json
@@ -18,6 +20,8 @@ ROOT = Path(__file__).resolve().parents[1]
 # "# SKIP" per KTAP; tdc writes "# skipped - reason".
 KTAP_RE = re.compile(r"^(?P<not>not )?ok (?P<n>\d+) (?P<name>.*?)"
                      r"(?: # (?P<dir>SKIP|skipped|XFAIL)\b(?P<why>.*))?$")
+# Colour codes, which lib/py's ktap_result() adds on a terminal.
+ANSI_RE = re.compile(r"\x1b\[[0-9;]*m")
 
 
 @dataclass
@@ -32,7 +36,8 @@ def parse_ktap(text):
     """Top-level KTAP results: {name: (status, reason)}; status pass|fail|skip."""
     res = {}
     for line in text.splitlines():
-        m = KTAP_RE.match(line.split("\t")[0])  # tdc appends a tab and its steps
+        # tdc appends a tab and its steps
+        m = KTAP_RE.match(ANSI_RE.sub("", line).split("\t")[0])
         if not m:
             continue
         if m["dir"] in ("SKIP", "skipped"):
@@ -49,6 +54,13 @@ def load_expectations(path=ROOT / "selftests/expectations.json"):
 def expected(expect, prog, case, kernel):
     entry = expect.get(prog, {}).get(case, {})
     return entry.get(kernel, "pass"), entry.get("why", "")
+
+
+def expected_cases(expect, progs):
+    """(program, case) of every case expectations.json lists for a judged
+    (not peer) program of programs.txt."""
+    return {(prog, case) for prog, kind in progs if kind != "peer"
+            for case in expect.get(prog, {})}
 
 
 def programs(path=ROOT / "selftests/programs.txt"):
@@ -100,7 +112,9 @@ def run_matrix(kernels, outdir, bindir=ROOT / "build/cxx", tree="", timeout=1800
     expect = load_expectations()
     progs = programs()
     out = Outcome()
-    results = {}  # (prog, case) -> {kernel: (status, reason)}
+    # (prog, case) -> {kernel: (status, reason)}; listed cases show as missing
+    # unless a program reports them.
+    results = {key: {} for key in expected_cases(expect, progs)}
     peer = {}  # prog -> {kernel: {case: (status, reason)}}
     problems = []
     for label, build in kernels.items():

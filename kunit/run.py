@@ -2,7 +2,8 @@
 """Run the project's KUnit suites in UML through the tree's kunit.py.
 
 Results are read from kunit.py's JSON and counted per case; the run fails
-on any failed case, on a crash or timeout, or when no case ran at all.
+on any failed case, on a crash or timeout, when no case ran at all, or when
+a suite the series adds (SERIES_SUITES) did not run.
 """
 
 import argparse
@@ -15,6 +16,9 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 DEFAULT_CONFIGS = [HERE / "net.kunitconfig", HERE / "series.kunitconfig"]
+# Suites series.kunitconfig enables, by their kunit_suite name: a run of the
+# default configs that lacks one of them fails.
+SERIES_SUITES = ("dummy_qstats",)
 
 
 @dataclass
@@ -22,18 +26,26 @@ class KunitResult:
     cases: list = field(default_factory=list)  # (suite, case, status)
     exit_code: int = 0
     log_path: str = ""
+    required: tuple = ()  # suites that must have run
 
     def count(self, status):
         return sum(1 for c in self.cases if c[2] == status)
 
+    def missing(self):
+        """Required suites without a single case in the results."""
+        ran = {c[0] for c in self.cases}
+        return [s for s in self.required if s not in ran]
+
     @property
     def ok(self):
-        return (self.exit_code == 0 and bool(self.cases)
+        return (self.exit_code == 0 and bool(self.cases) and not self.missing()
                 and not self.count("FAIL") and not self.count("ERROR"))
 
     def summary(self):
+        missing = self.missing()
         return (f"{self.count('PASS')} passed, {self.count('FAIL') + self.count('ERROR')} "
-                f"failed, {self.count('SKIP')} skipped")
+                f"failed, {self.count('SKIP')} skipped"
+                + (f"; suite(s) not run: {', '.join(missing)}" if missing else ""))
 
 
 def walk(group, suite=None, out=None):
@@ -46,7 +58,12 @@ def walk(group, suite=None, out=None):
     return out
 
 
-def run(tree, build_dir, configs=None, log_path=None, json_path=None, timeout=600, echo=None):
+def run(tree, build_dir, configs=None, log_path=None, json_path=None, timeout=600, echo=None,
+        required=None):
+    """required: suites that must run; by default SERIES_SUITES with the
+    default configs, none with others."""
+    if required is None:
+        required = () if configs else SERIES_SUITES
     configs = configs or DEFAULT_CONFIGS
     build_dir = Path(build_dir)
     build_dir.mkdir(parents=True, exist_ok=True)
@@ -68,7 +85,7 @@ def run(tree, build_dir, configs=None, log_path=None, json_path=None, timeout=60
     code = proc.wait()
     if log_path:
         Path(log_path).write_text("\n".join(lines) + "\n")
-    res = KunitResult(exit_code=code, log_path=str(log_path or ""))
+    res = KunitResult(exit_code=code, log_path=str(log_path or ""), required=tuple(required))
     if json_path.is_file():
         res.cases = walk(json.loads(json_path.read_text()))
     return res

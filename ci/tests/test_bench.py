@@ -15,7 +15,8 @@ import bench  # noqa: E402
 # A fake 'linux' binary: reads BENCH_* from its arguments like UML's init
 # environment and writes one mqbench-shaped JSON per scenario, plus the
 # guest's tracepoints file. mq scenarios send twice the packets at half the
-# CPU time, spread 3:1 over two queues; the sweep scales with queues x senders.
+# CPU time, spread 3:1 over two queues, 1:1 with XPS; the sweep scales with
+# queues x senders.
 FAKE = r"""#!/usr/bin/env python3
 import json, re, sys, pathlib
 env = dict(a.split("=", 1) for a in sys.argv[1:] if a.startswith("BENCH_"))
@@ -24,19 +25,17 @@ scale = float("@SCALE@")
 tp = "@TP@"
 counter = @COUNTER@
 names = ["cycles", "task-clock"]
-(out / "tracepoints").write_text(f"tracefs yes\nqdisc/qdisc_bypass {tp}\nqdisc/qdisc_enqueue yes\n")
+(out / "tracepoints").write_text(f"tracefs yes\nqdisc/qdisc_enqueue {tp}\n")
 for s in env["BENCH_SCENARIOS"].split(","):
     if s == "s2_noqueue" and "@FAIL@" == "yes":
         (out / f"{s}.err").write_text("pktgen: device busy")
         continue
-    if s == "s2_pfifo_fast_tp_on" and tp != "yes":
-        (out / f"{s}.err").write_text("no tracepoint qdisc:qdisc_bypass on this kernel")
-        continue
     mq = "mq" in s
+    xps = s.endswith("_xps")
     sweep = re.fullmatch(r"sweep_q(\d)_t(\d)", s)
     factor = int(sweep[1]) * int(sweep[2]) if sweep else (2 if mq else 1)
     res = {"pps": 1e6 * scale * factor, "cpu_ns_per_pkt": 1000 / (2 if mq else 1),
-           "per_queue": {"0": 300, "1": 100} if mq else None,
+           "per_queue": ({"0": 200, "1": 200} if xps else {"0": 300, "1": 100}) if mq else None,
            "per_queue_source": "qstats" if mq else "unavailable",
            "per_queue_note": "" if mq else "qstats: EOPNOTSUPP",
            "counters": {n: counter for n in names},
@@ -45,11 +44,16 @@ for s in env["BENCH_SCENARIOS"].split(","):
                "(perf_event_open: Function not implemented); kernels without perf events "
                "(such as UML) have none"}
     (out / f"{s}.json").write_text(json.dumps(res))
+if "BENCH_DEVCOST" in env:
+    q1 = {"queues": 1, "mem_kb": {"Percpu": 0.5, "Slab": 8.0}, "stats_read_ns": 900,
+          "link_show_us": 40.0}
+    q64 = dict(q1, queues=64, mem_kb={"Percpu": 3.0 * scale, "Slab": 40.0})
+    (out / "devcost.json").write_text(json.dumps({"cpus": 2, "rows": [q1, q64]}))
 (out / "complete").write_text("complete")
 """
 
 
-def fake_kernel(tmp, name, scale, fail="no", complete=True, tp="no", counter=None):
+def fake_kernel(tmp, name, scale, fail="no", complete=True, tp="yes", counter=None):
     p = Path(tmp) / name
     text = (FAKE.replace("@SCALE@", str(scale)).replace("@FAIL@", fail).replace("@TP@", tp)
             .replace("@COUNTER@", repr(counter)))
@@ -65,11 +69,11 @@ class BenchTest(unittest.TestCase):
         return bench.main.__globals__["argparse"].Namespace(
             base_kernel=base, patched_kernel=patched, mqbench="/bin/true", out=Path(tmp) / "out",
             repetitions=reps, seconds=0.1, cpus=2, timeout=30, scenarios=bench.SCENARIOS,
-            base_desc="test base")
+            base_desc="test base", devcost=True)
 
     def run_both(self, tmp, reps=3, **patched):
         return bench.run(self.args(tmp, fake_kernel(tmp, "base", 1.0),
-                                   fake_kernel(tmp, "patched", 1.1, tp="yes", **patched), reps),
+                                   fake_kernel(tmp, "patched", 1.1, **patched), reps),
                          log=lambda m: None)
 
     def test_ratios_and_report(self):
@@ -79,8 +83,11 @@ class BenchTest(unittest.TestCase):
             rows = {r["key"]: r for r in data["comparisons"]}
             self.assertEqual(rows["S3"]["repetitions"], 3)
             self.assertAlmostEqual(rows["S3"]["ratio_median"], 1.1)
-            self.assertAlmostEqual(rows["S1"]["ratio_median"], 2.2)
+            # Same setup on both kernels: the ratio is the kernels' difference alone.
+            self.assertAlmostEqual(rows["S1"]["ratio_median"], 1.1)
             self.assertTrue(rows["S1"]["meets_target"])
+            self.assertAlmostEqual(rows["S1-xps"]["ratio_median"], 1.1)
+            self.assertAlmostEqual(rows["S1-queues-patched"]["ratio_median"], 2.0)
             self.assertFalse(rows["S2-fresh"]["meets_target"] is None)
             md = (Path(tmp) / "out/bench.md").read_text()
             self.assertIn("not hardware numbers", md)
@@ -90,51 +97,79 @@ class BenchTest(unittest.TestCase):
             for svg in svgs:
                 self.assertIn("<svg", svg.read_text())
 
-    def test_user_space_and_tracepoint_comparisons(self):
+    def test_s1_same_setup_on_both_kernels_with_and_without_xps(self):
+        rows = {c.key: c for c in bench.COMPARISONS}
+        s1 = {k: c for k, c in rows.items() if k.startswith("S1") and "queues" not in k}
+        self.assertEqual(sorted(s1), ["S1", "S1-ring", "S1-ring-xps", "S1-udp", "S1-udp-xps",
+                                      "S1-xps"])
+        for key, c in s1.items():
+            with self.subTest(key):
+                # base -> patched on one and the same scenario: numtxqueues N + mq.
+                self.assertEqual((c.a[0], c.b[0]), ("base", "patched"))
+                self.assertEqual(c.a[1], c.b[1])
+                self.assertIn("_nq_mq", c.a[1])
+                self.assertEqual(c.a[1].endswith("_xps"), key.endswith("-xps"))
+        for key in ("S1-queues-base", "S1-queues-patched"):
+            c = rows[key]
+            self.assertEqual(c.a[0], c.b[0])
+            self.assertEqual((c.a[1], c.b[1]), ("s1_1q_pfifo_fast", "s1_nq_mq_xps"))
+
+    def test_guest_s1_devices_and_xps(self):
+        guest = bench.GUEST.read_text()
+        for s in bench.SCENARIOS:
+            if not s.startswith("s1_") or "_nq_" not in s:
+                continue
+            with self.subTest(s):
+                body = re.search(rf"^{s}\(\) \{{\n(.*?)^\}}", guest, re.M | re.S)[1]
+                self.assertIn('dev_add d0 "$nq"', body)
+                self.assertIn("root_mq", body)
+                if s.endswith("_xps"):
+                    self.assertTrue("--xps" in body or " yes" in body, body)
+                else:
+                    self.assertTrue("xps_unset" in body or " no" in body, body)
+
+    def test_no_bypass_tracepoint_comparisons(self):
+        keys = [c.key for c in bench.COMPARISONS]
+        self.assertFalse([k for k in keys if "tracepoint" in k])
+        self.assertFalse([s for s in bench.SCENARIOS if "tp_on" in s])
+        self.assertNotIn("qdisc_bypass", bench.GUEST.read_text())
+        self.assertEqual(bench.TRACEPOINTS, ("qdisc/qdisc_enqueue",))
+
+    def test_user_space_comparisons(self):
         with tempfile.TemporaryDirectory() as tmp:
             data, _, errors = self.run_both(tmp)
             self.assertEqual(errors, [])
             rows = {r["key"]: r for r in data["comparisons"]}
-            self.assertAlmostEqual(rows["S1-ring"]["ratio_median"], 2.2)
-            self.assertAlmostEqual(rows["S1-udp"]["ratio_median"], 2.2)
-            self.assertIsNone(rows["S1-ring"]["meets_target"])
-            self.assertEqual(rows["S2-tracepoint-on"]["repetitions"], 3)
-            self.assertEqual(rows["S2-tracepoint-on"]["b"], ["patched", "s2_pfifo_fast_tp_on"])
+            for key in ("S1-ring", "S1-ring-xps", "S1-udp", "S1-udp-xps"):
+                self.assertAlmostEqual(rows[key]["ratio_median"], 1.1)
+                self.assertIsNone(rows[key]["meets_target"])
 
     def test_tracepoints_in_environment_and_report(self):
         with tempfile.TemporaryDirectory() as tmp:
-            data, _, _ = self.run_both(tmp)
+            data, _, _ = bench.run(
+                self.args(tmp, fake_kernel(tmp, "base", 1.0, tp="no"),
+                          fake_kernel(tmp, "patched", 1.0), 1), log=lambda m: None)
             tps = data["environment"]["tracepoints"]
-            self.assertFalse(tps["base"]["qdisc/qdisc_bypass"])
-            self.assertTrue(tps["patched"]["qdisc/qdisc_bypass"])
-            self.assertTrue(tps["base"]["qdisc/qdisc_enqueue"])
+            self.assertFalse(tps["base"]["qdisc/qdisc_enqueue"])
+            self.assertTrue(tps["patched"]["qdisc/qdisc_enqueue"])
             md = (Path(tmp) / "out/bench.md").read_text()
-            self.assertIn("- base: qdisc:qdisc_bypass absent, qdisc:qdisc_enqueue present", md)
-            self.assertIn("- patched: qdisc:qdisc_bypass present", md)
-            self.assertIn("compiled in and disabled", md)
-
-    def test_tracepoint_scenario_without_the_event_is_an_error(self):
-        with tempfile.TemporaryDirectory() as tmp:
-            data, _, errors = bench.run(
-                self.args(tmp, fake_kernel(tmp, "base", 1.0), fake_kernel(tmp, "patched", 1.0), 1),
-                log=lambda m: None)
-            self.assertEqual(len(errors), 1)
-            self.assertIn("s2_pfifo_fast_tp_on: no tracepoint qdisc:qdisc_bypass", errors[0])
-            rows = {r["key"]: r for r in data["comparisons"]}
-            self.assertEqual(rows["S2-tracepoint-on"]["repetitions"], 0)
-            md = (Path(tmp) / "out/bench.md").read_text()
-            self.assertIn("does not measure a disabled tracepoint", md)
+            self.assertIn("- base: qdisc:qdisc_enqueue absent", md)
+            self.assertIn("- patched: qdisc:qdisc_enqueue present", md)
+            self.assertNotIn("qdisc_bypass", md)
 
     def test_cpu_time_table(self):
         with tempfile.TemporaryDirectory() as tmp:
             data, _, _ = self.run_both(tmp)
             s1 = next(r for r in data["comparisons"] if r["key"] == "S1")
             self.assertEqual(s1["cpu_repetitions"], 3)
-            self.assertAlmostEqual(s1["a_cpu_ns_median"], 1000)
+            self.assertAlmostEqual(s1["a_cpu_ns_median"], 500)
             self.assertAlmostEqual(s1["b_cpu_ns_median"], 500)
-            self.assertAlmostEqual(s1["cpu_ratio_median"], 0.5)
+            self.assertAlmostEqual(s1["cpu_ratio_median"], 1.0)
+            q = next(r for r in data["comparisons"] if r["key"] == "S1-queues-base")
+            self.assertAlmostEqual(q["cpu_ratio_median"], 0.5)
             md = (Path(tmp) / "out/bench.md").read_text()
-            self.assertIn("| S1 | 1000 | 500 | 0.50x (0.50-0.50) |", md)
+            self.assertIn("| S1 | 500 | 500 | 1.00x (1.00-1.00) |", md)
+            self.assertIn("| S1-queues-base | 1000 | 500 | 0.50x (0.50-0.50) |", md)
 
     def test_per_queue_shares_of_s1(self):
         with tempfile.TemporaryDirectory() as tmp:
@@ -142,14 +177,16 @@ class BenchTest(unittest.TestCase):
             shares = {(r["kernel"], r["scenario"]): r for r in data["per_queue"]}
             self.assertEqual({k for k, s in shares}, {"base", "patched"})
             self.assertTrue(all(s.startswith("s1_") for _, s in shares))
-            mq = shares[("patched", "s1_ring_default_mq")]
+            mq = shares[("patched", "s1_ring_nq_mq")]
             self.assertEqual(mq["sources"], ["qstats"])
             self.assertEqual(mq["shares"], {"0": 0.75, "1": 0.25})
-            self.assertEqual(shares[("base", "s1_default_pfifo_fast")]["sources"],
-                             ["unavailable"])
+            self.assertEqual(shares[("base", "s1_ring_nq_mq_xps")]["shares"],
+                             {"0": 0.5, "1": 0.5})
+            self.assertEqual(shares[("base", "s1_1q_pfifo_fast")]["sources"], ["unavailable"])
             md = (Path(tmp) / "out/bench.md").read_text()
-            self.assertIn("| patched | s1_ring_default_mq | qstats | tx-0 75% / tx-1 25% |", md)
-            self.assertIn("| base | s1_udp_default_pfifo_fast | unavailable | - |", md)
+            self.assertIn("| patched | s1_ring_nq_mq | qstats | tx-0 75% / tx-1 25% |", md)
+            self.assertIn("| base | s1_udp_nq_mq_xps | qstats | tx-0 50% / tx-1 50% |", md)
+            self.assertIn("| patched | s1_1q_pfifo_fast | unavailable | - |", md)
 
     def test_counters_unavailable_sentence(self):
         with tempfile.TemporaryDirectory() as tmp:
@@ -198,13 +235,14 @@ class BenchTest(unittest.TestCase):
     def test_each_kernel_runs_only_its_scenarios(self):
         base = bench.scenarios_for("base", bench.SCENARIOS)
         patched = bench.scenarios_for("patched", bench.SCENARIOS)
-        self.assertNotIn("s1_default_mq", base)
-        self.assertIn("s1_default_pfifo_fast", base)
-        self.assertIn("s1_default_mq", patched)
-        self.assertNotIn("s2_pfifo_fast_tp_on", base)
-        self.assertIn("s2_pfifo_fast_tp_on", patched)
-        self.assertNotIn("s1_ring_default_mq", base)
-        self.assertIn("s1_udp_default_pfifo_fast", base)
+        for s in ("s1_nq_mq", "s1_nq_mq_xps", "s1_ring_nq_mq", "s1_udp_nq_mq_xps",
+                  "s1_1q_pfifo_fast", "s3_default"):
+            self.assertIn(s, base)
+            self.assertIn(s, patched)
+        self.assertNotIn("s2_fq_codel_fresh", base)
+        self.assertIn("s2_fq_codel_fresh", patched)
+        self.assertNotIn("s2_pfifo_fast", base)
+        self.assertIn("s2_pfifo_fast", patched)
 
     def test_sweep_runs_on_both_kernels(self):
         self.assertEqual(sorted(bench.SWEEP), ["sweep_q1_t1", "sweep_q1_t2", "sweep_q2_t1",
@@ -223,15 +261,35 @@ class BenchTest(unittest.TestCase):
     def test_read_tracepoints(self):
         with tempfile.TemporaryDirectory() as tmp:
             self.assertEqual(bench.read_tracepoints(Path(tmp)), {})
-            (Path(tmp) / "tracepoints").write_text("tracefs no\nqdisc/qdisc_bypass no\n")
+            (Path(tmp) / "tracepoints").write_text("tracefs no\nqdisc/qdisc_enqueue no\n")
             self.assertEqual(bench.read_tracepoints(Path(tmp)),
-                             {"tracefs": False, "qdisc/qdisc_bypass": False})
+                             {"tracefs": False, "qdisc/qdisc_enqueue": False})
 
     def test_bad_arguments(self):
         with self.assertRaises(SystemExit) as ctx:
             bench.main(["--base-kernel", "x", "--patched-kernel", "y", "--mqbench", "z",
                         "--repetitions", "0"])
         self.assertEqual(ctx.exception.code, 2)
+
+    def test_devcost_table(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            data, _, errors = self.run_both(tmp)
+            self.assertEqual(errors, [])
+            rows = {(r["kernel"], r["queues"]): r for r in data["devcost"]}
+            self.assertEqual(rows[("base", 64)]["mem_kb"]["Percpu"], 3.0)
+            self.assertAlmostEqual(rows[("patched", 64)]["mem_kb"]["Percpu"], 3.3)
+            self.assertEqual(rows[("patched", 1)]["samples"], 3)
+            md = (Path(tmp) / "out/bench.md").read_text()
+            self.assertIn("## What a dummy device costs by TX queue count", md)
+            self.assertIn("| patched | 64 | 3.3 | 40.0 | 900 | 40.0 |", md)
+
+    def test_missing_devcost_is_an_error(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            fake = fake_kernel(tmp, "base", 1.0)
+            fake.write_text(fake.read_text().replace('if "BENCH_DEVCOST" in env:', "if False:"))
+            _, _, errors = bench.run(self.args(tmp, fake, fake_kernel(tmp, "patched", 1.1)),
+                                     log=lambda m: None)
+            self.assertTrue(any("base devcost: no result" in e for e in errors), errors)
 
 
 if __name__ == "__main__":

@@ -165,8 +165,9 @@ class KunitJsonTest(unittest.TestCase):
     def test_walk_counts_exactly(self):
         import run as kunit_run
         data = {"name": "KUnit Test Group", "test_cases": [], "sub_groups": [
-            {"name": "dummy", "test_cases": [{"name": "a", "status": "PASS"},
-                                             {"name": "b", "status": "FAIL"}], "sub_groups": []},
+            {"name": "dummy_qstats", "test_cases": [{"name": "a", "status": "PASS"},
+                                                    {"name": "b", "status": "FAIL"}],
+             "sub_groups": []},
             {"name": "net", "test_cases": [{"name": "c", "status": "SKIP"},
                                            {"name": "d", "status": "ERROR"}], "sub_groups": []}]}
         res = kunit_run.KunitResult(cases=kunit_run.walk(data))
@@ -175,6 +176,23 @@ class KunitJsonTest(unittest.TestCase):
         self.assertEqual(res.summary(), "1 passed, 2 failed, 1 skipped")
         self.assertFalse(res.ok)
         self.assertFalse(kunit_run.KunitResult(cases=[]).ok)
+
+    def test_series_suite_must_run(self):
+        import run as kunit_run
+        self.assertEqual(kunit_run.SERIES_SUITES, ("dummy_qstats",))
+        other = [("netdev_addr_list", "a", "PASS")]
+        res = kunit_run.KunitResult(cases=other, required=kunit_run.SERIES_SUITES)
+        self.assertFalse(res.ok)
+        self.assertEqual(res.missing(), ["dummy_qstats"])
+        self.assertIn("suite(s) not run: dummy_qstats", res.summary())
+        res.cases.append(("dummy_qstats", "dummy_test_stats", "PASS"))
+        self.assertTrue(res.ok)
+        self.assertEqual(res.summary(), "2 passed, 0 failed, 0 skipped")
+
+    def test_series_kunitconfig_names_only_existing_suites(self):
+        text = (Path(__file__).resolve().parents[2] / "kunit/series.kunitconfig").read_text()
+        self.assertIn("CONFIG_DUMMY_KUNIT_TEST=y", text)
+        self.assertNotIn("BYPASS_KUNIT", text)
 
 
 if __name__ == "__main__":

@@ -78,6 +78,43 @@ class PipelineTest(unittest.TestCase):
             code = Crash(tmp, None).run()
         self.assertEqual(code, 1)
 
+    def test_unknown_only_stage_is_an_error(self):
+        with self.assertRaises(pipeline.UsageError) as ctx:
+            pipeline.Pipeline.select("test", ["vmm"])
+        self.assertIn("unknown stage(s) for test: vmm", str(ctx.exception))
+        err = io.StringIO()
+        with contextlib.redirect_stderr(err):
+            self.assertEqual(pipeline.main(["test", "--only", "vmm"]), 2)
+        self.assertIn("unknown stage", err.getvalue())
+
+    def test_only_without_prerequisites_is_an_error(self):
+        with self.assertRaises(pipeline.UsageError) as ctx:
+            pipeline.Pipeline.select("test", ["vm"])
+        msg = str(ctx.exception)
+        for need in ("build-base", "checks", "userspace"):
+            self.assertIn(need, msg)
+        self.assertEqual(pipeline.Pipeline.select("test", ["kunit", "apply", "base"]),
+                         ["base", "apply", "kunit"])
+
+    def test_second_run_leaves_the_running_ones_results(self):
+        tmp = Path(tempfile.mkdtemp())
+        results = tmp / "results"
+        (results / "logs").mkdir(parents=True)
+        (results / "marker").write_text("running")
+        old_cache = pipeline.CACHE
+        pipeline.CACHE = tmp / "cache"
+        try:
+            pipeline.CACHE.mkdir()
+            held = open(pipeline.CACHE / "pipeline.lock", "w")
+            pipeline.fcntl.flock(held, pipeline.fcntl.LOCK_EX)
+            with contextlib.redirect_stderr(io.StringIO()):
+                code = pipeline.main(["test", "--results", str(results)])
+            held.close()
+        finally:
+            pipeline.CACHE = old_cache
+        self.assertEqual(code, 1)
+        self.assertEqual((results / "marker").read_text(), "running")
+
 
 if __name__ == "__main__":
     unittest.main()

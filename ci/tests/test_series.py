@@ -10,7 +10,8 @@ from pathlib import Path
 import series
 
 CONF = ('SERIES_AUTHOR_NAME="Role Identity"\nSERIES_AUTHOR_EMAIL="role@example.invalid"\n'
-        "SERIES_VERSION_NET_DRV_FIX=1\nSERIES_VERSION_NET_NEXT_DRV_FEATURES=2\n")
+        "SERIES_VERSION_NET_DRV_FIX=1\nSERIES_VERSION_NET_NEXT_DRV_FEATURES=2\n"
+        'SERIES_BASE_NET_NEXT_DRV_FEATURES="net/drv-fix"\n')
 ROLE = {"GIT_AUTHOR_NAME": "Role Identity", "GIT_AUTHOR_EMAIL": "role@example.invalid",
         "GIT_COMMITTER_NAME": "Role Identity", "GIT_COMMITTER_EMAIL": "role@example.invalid",
         "GIT_AUTHOR_DATE": "@1700000000 +0000", "GIT_COMMITTER_DATE": "@1700000000 +0000"}
@@ -47,8 +48,9 @@ class SeriesTest(unittest.TestCase):
         self.patches.mkdir()
         (self.patches / "series.conf").write_text(CONF)
         self.conf = series.load_conf(self.patches / "series.conf")
-        # Author three series: one fix, three features (cover letter), one
-        # more feature in a second net-next topic; then export.
+        # Author three series: one fix, three features on top of it (cover
+        # letter), one more feature in a second net-next topic that needs
+        # neither of them; then export.
         dev = make_base(self.tmp / "dev")
         git(dev, "checkout", "-q", "-b", "series/net/drv-fix")
         commit_edit(dev, 1, "fixed 1", "drv: fix line one", "@1700000100 +0000")
@@ -57,7 +59,7 @@ class SeriesTest(unittest.TestCase):
             commit_edit(dev, i, f"feature {i}", f"drv: feature {i}", f"@17000002{i} +0000")
         git(dev, "config", "branch.series/net-next/drv-features.description",
             "drv: three features\n\nWhy they matter.\n\nChanges in v2:\n- reworded\n")
-        git(dev, "checkout", "-q", "-b", "series/net-next/zz-more")
+        git(dev, "checkout", "-q", "-b", "series/net-next/zz-more", "base")
         commit_edit(dev, 35, "more", "drv: more", "@1700000400 +0000")
         series.export(dev, "base", self.patches, conf=self.conf)
         self.dev = dev
@@ -84,6 +86,33 @@ class SeriesTest(unittest.TestCase):
         self.assertEqual(more, ["0001-drv-more.patch"])
         self.assertEqual([s.name for s in series.load_series(self.conf, self.patches)],
                          ["net/drv-fix", "net-next/drv-features", "net-next/zz-more"])
+
+    def test_prerequisites_name_only_the_series_built_on(self):
+        feat = (self.patches / "net-next/drv-features/v2-0000-cover-letter.patch").read_text()
+        fix = next((self.patches / "net/drv-fix").glob("*.patch")).read_text()
+        self.assertEqual(feat.count("prerequisite-patch-id:"), 1)
+        more = next((self.patches / "net-next/zz-more").glob("*.patch")).read_text()
+        self.assertNotIn("prerequisite-patch-id:", more)
+        self.assertNotIn("prerequisite-patch-id:", fix)
+
+    def test_apply_merges_every_series_into_all(self):
+        tree = make_base(self.tmp / "merged")
+        series.apply(tree, "base", conf=self.conf, patches=self.patches, log=lambda m: 0)
+        text = git(tree, "show", "series/all:driver.c")
+        for want in ("fixed 1", "feature 10", "feature 30", "more"):
+            self.assertIn(want, text)
+        self.assertEqual(git(tree, "merge-base", "series/net-next/zz-more", "series/net/drv-fix"),
+                         git(tree, "rev-parse", "base"))
+        # The same patches give the same merge commit.
+        again = make_base(self.tmp / "merged-again")
+        series.apply(again, "base", conf=self.conf, patches=self.patches, log=lambda m: 0)
+        self.assertEqual(git(tree, "rev-parse", "series/all"), git(again, "rev-parse", "series/all"))
+
+    def test_unknown_base_series_is_refused(self):
+        conf = dict(self.conf, SERIES_BASE_NET_NEXT_ZZ_MORE="net/nonexistent")
+        with self.assertRaises(series.SeriesError) as ctx:
+            series.load_series(conf, self.patches)
+        self.assertIn("SERIES_BASE_NET_NEXT_ZZ_MORE=net/nonexistent", str(ctx.exception))
 
     def test_apply_then_export_is_exact(self):
         tree = make_base(self.tmp / "fresh")

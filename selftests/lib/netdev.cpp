@@ -96,6 +96,11 @@ Status Netdev::device_stats(int ifindex, QStats &out)
     return st;
 }
 
+Status Netdev::all_device_stats(std::vector<QStats> &out)
+{
+    return qstats(0, false, out);
+}
+
 namespace {
 
 using Counter = std::optional<std::uint64_t> QStats::*;

@@ -42,6 +42,8 @@ public:
     Status queue_stats(int ifindex, std::vector<QStats> &out);
     // Device totals (base stats plus all queues). ENODATA if the driver reports none.
     Status device_stats(int ifindex, QStats &out);
+    // Device totals of every device that reports any.
+    Status all_device_stats(std::vector<QStats> &out);
 
 private:
     Status qstats(int ifindex, bool per_queue, std::vector<QStats> &out);

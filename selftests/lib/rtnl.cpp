@@ -1,7 +1,9 @@
 #include "rtnl.hpp"
 
+#include <algorithm>
 #include <cerrno>
 #include <charconv>
+#include <cstddef>
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
@@ -13,6 +15,7 @@
 #include <linux/pkt_cls.h>
 #include <linux/rtnetlink.h>
 #include <linux/tc_act/tc_gact.h>
+#include <linux/tc_act/tc_skbedit.h>
 #include <sys/socket.h>
 
 namespace ksft::rtnl {
@@ -155,6 +158,25 @@ Status get_link(nl::Socket &sock, std::string_view name, LinkInfo &out)
     return {};
 }
 
+Status link_dump(nl::Socket &sock, std::vector<LinkInfo> &out)
+{
+    nl::Message msg(1024);
+    start_link_msg(msg, RTM_GETLINK, 0);
+    out.clear();
+    Status parse_st;
+    Status st = sock.dump(msg.hdr(), [&](const nlmsghdr *reply) {
+        if (reply->nlmsg_type != RTM_NEWLINK)
+            return;
+        LinkInfo info;
+        Status s = parse_link(reply, info);
+        if (s.ok())
+            out.push_back(std::move(info));
+        else
+            parse_st = s;
+    });
+    return st.ok() ? parse_st : st;
+}
+
 std::optional<std::uint32_t> sysfs_queue_count(std::string_view name, std::string_view prefix)
 {
     namespace fs = std::filesystem;
@@ -282,7 +304,24 @@ Status parse_qdisc(const nlmsghdr *nlh, QdiscInfo &out)
         out.requeues = q->requeues;
         out.overlimits = q->overlimits;
     }
+    if (st[TCA_STATS_APP] != nullptr) {
+        const auto *p = static_cast<const std::uint8_t *>(mnl_attr_get_payload(st[TCA_STATS_APP]));
+        out.app_stats.assign(p, p + mnl_attr_get_payload_len(st[TCA_STATS_APP]));
+    }
     return {};
+}
+
+std::optional<std::uint32_t> fq_codel_new_flow_count(const QdiscInfo &q)
+{
+    tc_fq_codel_xstats x{};
+    constexpr std::size_t need = offsetof(tc_fq_codel_xstats, qdisc_stats) +
+                                 offsetof(tc_fq_codel_qd_stats, new_flows_len);
+    if (q.kind != "fq_codel" || q.app_stats.size() < need)
+        return std::nullopt;
+    std::memcpy(&x, q.app_stats.data(), std::min(q.app_stats.size(), sizeof(x)));
+    if (x.type != TCA_FQ_CODEL_XSTATS_QDISC)
+        return std::nullopt;
+    return x.qdisc_stats.new_flow_count;
 }
 
 Status qdisc_replace(nl::Socket &sock, const QdiscSpec &spec)
@@ -348,9 +387,22 @@ nlmsghdr *build_matchall(nl::Message &msg, std::uint16_t type, std::uint16_t fla
         msg.put_u32(TCA_MATCHALL_CLASSID, *spec.classid);
     if (spec.flags != 0)
         msg.put_u32(TCA_MATCHALL_FLAGS, spec.flags);
-    if (spec.gact_ok) {
-        nlattr *acts = msg.nest_start(TCA_MATCHALL_ACT);
+    nlattr *acts = nullptr;
+    if (spec.gact_ok || spec.skbedit_queue_mapping)
+        acts = msg.nest_start(TCA_MATCHALL_ACT);
+    if (spec.skbedit_queue_mapping) {
         nlattr *act = msg.nest_start(1); // action order/priority
+        msg.put_strz(TCA_ACT_KIND, "skbedit");
+        nlattr *act_opts = msg.nest_start(TCA_ACT_OPTIONS);
+        tc_skbedit parms{};
+        parms.action = TC_ACT_PIPE;
+        msg.put_raw(TCA_SKBEDIT_PARMS, &parms, sizeof(parms));
+        msg.put_u16(TCA_SKBEDIT_QUEUE_MAPPING, *spec.skbedit_queue_mapping);
+        msg.nest_end(act_opts);
+        msg.nest_end(act);
+    }
+    if (spec.gact_ok) {
+        nlattr *act = msg.nest_start(spec.skbedit_queue_mapping ? 2 : 1);
         msg.put_strz(TCA_ACT_KIND, "gact");
         nlattr *act_opts = msg.nest_start(TCA_ACT_OPTIONS);
         tc_gact parms{};
@@ -358,8 +410,9 @@ nlmsghdr *build_matchall(nl::Message &msg, std::uint16_t type, std::uint16_t fla
         msg.put_raw(TCA_GACT_PARMS, &parms, sizeof(parms));
         msg.nest_end(act_opts);
         msg.nest_end(act);
-        msg.nest_end(acts);
     }
+    if (acts != nullptr)
+        msg.nest_end(acts);
     msg.nest_end(opts);
     return msg.hdr();
 }

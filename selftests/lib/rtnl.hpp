@@ -51,6 +51,8 @@ Status create_link(nl::Socket &sock, const LinkSpec &spec);
 Status delete_link(nl::Socket &sock, std::string_view name);
 Status set_link_up(nl::Socket &sock, std::string_view name, bool up = true);
 Status get_link(nl::Socket &sock, std::string_view name, LinkInfo &out);
+// Every link of the current network namespace (without the sysfs queue counts).
+Status link_dump(nl::Socket &sock, std::vector<LinkInfo> &out);
 // Counts /sys/class/net/<name>/queues/<prefix>-* entries; nullopt if unreadable.
 std::optional<std::uint32_t> sysfs_queue_count(std::string_view name, std::string_view prefix);
 
@@ -124,7 +126,13 @@ struct QdiscInfo {
     std::uint32_t drops = 0;
     std::uint32_t requeues = 0;
     std::uint32_t overlimits = 0;
+    // TCA_STATS_APP: the qdisc's own statistics (xstats) as the kernel sent them.
+    std::vector<std::uint8_t> app_stats;
 };
+
+// new_flow_count of fq_codel's qdisc xstats (struct tc_fq_codel_xstats of type
+// TCA_FQ_CODEL_XSTATS_QDISC); nullopt for other qdiscs or missing/short xstats.
+std::optional<std::uint32_t> fq_codel_new_flow_count(const QdiscInfo &q);
 
 nlmsghdr *build_qdisc(nl::Message &msg, std::uint16_t type, std::uint16_t flags,
                       const QdiscSpec &spec);
@@ -147,6 +155,10 @@ struct MatchallSpec {
     bool gact_ok = false;            // attach "action gact ok"
     // TCA_MATCHALL_CLASSID ("classid maj:min"), none if unset.
     std::optional<std::uint32_t> classid;
+    // Attach "action skbedit queue_mapping N" (before gact, if both are set: gact ok ends
+    // the action list). At tc egress it picks the TX queue; the kernel ignores queues at or
+    // above real_num_tx_queues.
+    std::optional<std::uint16_t> skbedit_queue_mapping;
 };
 
 nlmsghdr *build_matchall(nl::Message &msg, std::uint16_t type, std::uint16_t flags,

@@ -6,6 +6,7 @@
 #include <sstream>
 
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 namespace ksft::tracefs {
@@ -104,6 +105,55 @@ std::size_t count_field_lines(std::string_view trace_text, std::string_view key,
     return count;
 }
 
+Instance::Instance(std::string name, std::string root)
+{
+    if (root.empty()) {
+        auto found = find_root();
+        if (!found) {
+            error_ = "tracefs not mounted at /sys/kernel/tracing or /sys/kernel/debug/tracing";
+            return;
+        }
+        root = *found;
+    }
+    const std::string dir = root + "/instances";
+    if (!is_file(dir)) {
+        error_ = "no trace instances in " + root + " (" + dir + " missing)";
+        return;
+    }
+    if (name.empty() || name.find('/') != std::string::npos) {
+        error_ = "bad trace instance name '" + name + "'";
+        return;
+    }
+    path_ = dir + "/" + name;
+    if (mkdir(path_.c_str(), 0750) != 0) {
+        error_ = "mkdir " + path_ + ": " + std::strerror(errno);
+        return;
+    }
+    created_ = true;
+}
+
+Instance::~Instance()
+{
+    remove();
+}
+
+bool Instance::remove()
+{
+    if (!created_)
+        return true;
+    if (rmdir(path_.c_str()) != 0) {
+        error_ = "rmdir " + path_ + ": " + std::strerror(errno);
+        return false;
+    }
+    created_ = false;
+    return true;
+}
+
+std::string instance_name(std::string_view prefix)
+{
+    return std::string(prefix) + "_" + std::to_string(getpid());
+}
+
 Event::Event(std::string system, std::string name, std::string root)
     : system_(std::move(system)), name_(std::move(name)), root_(std::move(root))
 {
@@ -189,6 +239,12 @@ std::optional<std::string> Event::read_trace()
 
 std::optional<std::size_t> Event::count(std::string_view dev, const std::function<void()> &window)
 {
+    return count_field("dev", dev, window);
+}
+
+std::optional<std::size_t> Event::count_field(std::string_view key, std::string_view value,
+                                              const std::function<void()> &window)
+{
     if (!clear() || !enable())
         return std::nullopt;
     try {
@@ -202,7 +258,7 @@ std::optional<std::size_t> Event::count(std::string_view dev, const std::functio
     auto text = read_trace();
     if (!text)
         return std::nullopt;
-    return count_dev_lines(*text, dev, name_);
+    return count_field_lines(*text, key, value, name_);
 }
 
 } // namespace ksft::tracefs

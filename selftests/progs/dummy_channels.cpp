@@ -1,16 +1,18 @@
 // kselftest: ethtool channels of dummy devices.
 //
-// Needs root. Every case creates its own dummy device with explicit numtxqueues 4
-// numrxqueues 2 (so that the queue counts are the same on every kernel), under a unique
-// name, and removes it on every path. A dummy without get_channels/set_channels answers
-// the ethtool requests with EOPNOTSUPP: that is reported as a failure, not a skip, as
-// the driver is the subject of the test.
+// Needs root. Every case creates its own dummy device under a unique name and removes it
+// on every path: with numtxqueues 4 numrxqueues 2, the multi-queue device the series
+// gives channels to, except get_channels_default (the default one TX and one RX queue).
+// A dummy without get_channels/set_channels answers the ethtool requests with
+// EOPNOTSUPP: that is reported as a failure, not a skip, as the driver is the subject of
+// the test.
 
 #include <cerrno>
 #include <cstdint>
 #include <optional>
 #include <set>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "ethtool.hpp"
@@ -108,6 +110,68 @@ Outcome get_channels()
     return Outcome::pass(fmt(ch));
 }
 
+// The sysfs queues/<prefix>-* entries: the kernel keeps queues/tx-N and rx-N only for N
+// below real_num_{tx,rx}_queues (netdev_queue_update_kobjects(),
+// net_rx_queue_update_kobjects()). Empty if there are want of them, else why not.
+std::string check_sysfs(const std::string &dev, const char *prefix, std::uint32_t want)
+{
+    const auto now = rtnl::sysfs_queue_count(dev, prefix);
+    if (now == want)
+        return {};
+    return cat("sysfs queues/", prefix, "-* count ", now ? cat(*now) : std::string("unreadable"),
+               ", expected ", want);
+}
+
+// Sets tx/rx and checks what CHANNELS_GET, the allocated counts and sysfs say after it.
+std::string set_and_check(const std::string &dev, std::uint32_t tx, std::uint32_t rx,
+                          std::string &notes)
+{
+    ethtool::ChannelsRequest req;
+    req.tx = tx;
+    req.rx = rx;
+    if (Status st = eth().channels_set(dev, req); !st.ok())
+        return cat("ETHTOOL_MSG_CHANNELS_SET ", fmt(req), ": ", st.str());
+
+    ethtool::Channels ch;
+    if (Status st = eth().channels_get(dev, ch); !st.ok())
+        return cat("ETHTOOL_MSG_CHANNELS_GET after set: ", st.str());
+    if (ch.tx_count != tx || ch.rx_count != rx || ch.tx_max != kTxQueues || ch.rx_max != kRxQueues)
+        return cat("after set ", fmt(req), ": ", fmt(ch), ", expected tx ", tx, "/", kTxQueues,
+                   " rx ", rx, "/", kRxQueues);
+
+    rtnl::LinkInfo info;
+    if (Status st = rtnl::get_link(rtnl::shared_socket(), dev, info); !st.ok())
+        return cat("get ", dev, ": ", st.str());
+    if (info.num_tx_queues != kTxQueues || info.num_rx_queues != kRxQueues)
+        return cat("after set ", fmt(req), ": allocated queues changed to ", info.num_tx_queues,
+                   "/", info.num_rx_queues);
+    for (const auto &[prefix, want] : {std::pair{"tx", tx}, std::pair{"rx", rx}}) {
+        if (std::string err = check_sysfs(dev, prefix, want); !err.empty())
+            return cat("after set ", fmt(req), ": ", err);
+    }
+    notes += cat(notes.empty() ? "" : "\n", "set ", fmt(req), ": ", fmt(ch),
+                 "; sysfs tx-*/rx-* entries ", tx, "/", rx);
+    return {};
+}
+
+// A dummy created without queue counts: one TX and one RX queue, both maxima 1.
+Outcome get_channels_default()
+{
+    if (auto skip = need_ethtool())
+        return *skip;
+    const TestDummy dev({.prefix = "dc"});
+    if (!dev.ok())
+        return dev.error();
+    ethtool::Channels ch;
+    if (Status st = eth().channels_get(dev.name(), ch); !st.ok())
+        return Outcome::fail(cat("ETHTOOL_MSG_CHANNELS_GET ", dev.name(), ": ", st.str()));
+    if (ch.tx_max != 1 || ch.rx_max != 1 || ch.tx_count != 1 || ch.rx_count != 1 ||
+        ch.combined_max != 0 || ch.combined_count != 0 || ch.other_max != 0 || ch.other_count != 0)
+        return Outcome::fail(
+                cat("got ", fmt(ch), ", expected tx 1/1 rx 1/1 combined 0/0 other 0/0"));
+    return Outcome::pass(fmt(ch));
+}
+
 Outcome set_within_bounds()
 {
     if (auto skip = need_ethtool())
@@ -115,53 +179,20 @@ Outcome set_within_bounds()
     const TestDummy dev(dummy());
     if (!dev.ok())
         return dev.error();
-    const auto tx_before = rtnl::sysfs_queue_count(dev.name(), "tx");
-    const auto rx_before = rtnl::sysfs_queue_count(dev.name(), "rx");
-
-    ethtool::ChannelsRequest req;
-    req.tx = 2;
-    req.rx = 1;
-    if (Status st = eth().channels_set(dev.name(), req); !st.ok())
-        return Outcome::fail(cat("ETHTOOL_MSG_CHANNELS_SET ", fmt(req), ": ", st.str()));
-
-    ethtool::Channels ch;
-    if (Status st = eth().channels_get(dev.name(), ch); !st.ok())
-        return Outcome::fail(cat("ETHTOOL_MSG_CHANNELS_GET after set: ", st.str()));
-    if (ch.tx_count != 2 || ch.rx_count != 1 || ch.tx_max != kTxQueues || ch.rx_max != kRxQueues)
-        return Outcome::fail(cat("after set ", fmt(req), ": ", fmt(ch), ", expected tx 2/",
-                                 kTxQueues, " rx 1/", kRxQueues));
-
-    rtnl::LinkInfo info;
-    if (Status st = rtnl::get_link(rtnl::shared_socket(), dev.name(), info); !st.ok())
-        return Outcome::fail(cat("get ", dev.name(), ": ", st.str()));
-    if (info.num_tx_queues != kTxQueues || info.num_rx_queues != kRxQueues)
-        return Outcome::fail(
-                cat("allocated queues changed to ", info.num_tx_queues, "/", info.num_rx_queues));
-
-    // The kernel keeps queues/tx-N and rx-N only for N below real_num_{tx,rx}_queues
-    // (netdev_queue_update_kobjects(), net_rx_queue_update_kobjects()).
-    std::string notes = fmt(ch);
-    struct SysfsCheck {
-        const char *prefix;
-        std::optional<std::uint32_t> before;
-        std::uint32_t allocated;
-        std::uint32_t want;
-    };
-    for (const SysfsCheck &c :
-         {SysfsCheck{"tx", tx_before, kTxQueues, 2}, SysfsCheck{"rx", rx_before, kRxQueues, 1}}) {
-        if (c.before != c.allocated) {
-            notes += cat("\nsysfs ", c.prefix, "-* not checked: ",
-                         c.before ? cat(*c.before, " entries") : std::string("unreadable"),
-                         " before the change");
-            continue;
-        }
-        const auto now = rtnl::sysfs_queue_count(dev.name(), c.prefix);
-        if (now != c.want)
-            return Outcome::fail(cat("sysfs queues/", c.prefix, "-* count ",
-                                     now ? cat(*now) : std::string("unreadable"),
-                                     " after the change, expected ", c.want));
-        notes += cat("\nsysfs ", c.prefix, "-* entries ", *c.before, " -> ", *now);
+    // Before any change every allocated queue is active and has its sysfs directory.
+    for (const auto &[prefix, want] : {std::pair{"tx", kTxQueues}, std::pair{"rx", kRxQueues}}) {
+        if (std::string err = check_sysfs(dev.name(), prefix, want); !err.empty())
+            return Outcome::fail(cat("before the change: ", err));
     }
+    std::string notes;
+    // Down to the least, then back up to the maxima: both directions move the sysfs
+    // entries.
+    if (std::string err = set_and_check(dev.name(), 2, 1, notes); !err.empty())
+        return Outcome::fail(err);
+    if (std::string err = set_and_check(dev.name(), 1, 1, notes); !err.empty())
+        return Outcome::fail(err);
+    if (std::string err = set_and_check(dev.name(), kTxQueues, kRxQueues, notes); !err.empty())
+        return Outcome::fail(err);
     return Outcome::pass(notes);
 }
 
@@ -299,6 +330,7 @@ int main()
 {
     ksft::TestSuite suite;
     suite.add("get_channels", get_channels);
+    suite.add("get_channels_default", get_channels_default);
     suite.add("set_within_bounds", set_within_bounds);
     suite.add("reject_zero_tx", reject_zero_tx);
     suite.add("reject_above_max_tx", reject_above_max_tx);

@@ -1,17 +1,20 @@
 // kselftest: per-queue TX statistics of dummy devices (netdev QSTATS_GET).
 //
-// Needs root. The device gets one TX queue per online CPU (at least 2), IPv6 switched
-// off so that it sends nothing but the test's packets, no qdisc (dummy is
-// IFF_NO_QUEUE: noqueue) and XPS mapping the i-th online CPU to TX queue i. One
-// AF_PACKET sender per CPU, pinned, uses PACKET_QDISC_BYPASS: its packets go through
-// dev_direct_xmit() on the queue netdev_pick_tx() picks for the sending CPU.
+// Needs root. The devices are up, with IPv6 switched off so that they send nothing but
+// the test's packets, and no qdisc (dummy is IFF_NO_QUEUE: noqueue).
+//
+// The first five cases share one device with kQueues TX queues and its first round of
+// traffic, steered queue by queue: queue q gets kRoundPackets + q * kRoundStep packets,
+// so that counts landing on the wrong queue show. The steering is a clsact egress
+// matchall filter with "action skbedit queue_mapping q" (the packets go through
+// dev_queue_xmit(), where the egress hook's choice of queue is final), or, without
+// act_skbedit, XPS mapping the q-th online CPU to queue q and one sender pinned to that
+// CPU. after_channel_change leaves the shared device with one TX queue. single_queue,
+// qstats_bound and concurrent_reads use devices of their own. Devices have unique
+// names and are removed on every path.
 //
 // "base" below is what the device-scope dump adds to the queues: the device total minus
 // the sum over the active queues (for dummy, the counters of disabled queues).
-//
-// The first four cases share one device and its first round of traffic;
-// after_channel_change leaves that device with one TX queue. concurrent_reads uses a
-// device of its own. Devices have unique names and are removed on every path.
 
 #include <algorithm>
 #include <atomic>
@@ -26,6 +29,7 @@
 #include <string>
 #include <string_view>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include "ethtool.hpp"
@@ -47,11 +51,21 @@ namespace netdev = ksft::netdev;
 namespace pkt = ksft::pkt;
 namespace rtnl = ksft::rtnl;
 
+constexpr std::uint32_t kQueues = 4;
+constexpr std::uint64_t kRoundPackets = 100;
+constexpr std::uint64_t kRoundStep = 25;
 constexpr std::uint64_t kPerCpu = 500;
 constexpr std::uint64_t kFrameLen = 64;
+// DUMMY_MAX_QSTATS_TXQS (drivers/net/dummy.h): the most TX queues a dummy device may
+// have to keep per-queue counters; above it the device has no stat_ops.
+constexpr std::uint32_t kMaxQstatsTxqs = 64;
 constexpr unsigned kMinReads = 100;
 constexpr auto kMinReadTime = std::chrono::milliseconds(300);
-constexpr auto kMaxReadTime = std::chrono::seconds(10);
+constexpr auto kMaxReadTime = std::chrono::seconds(20);
+// How long the senders may make no progress before concurrent_reads gives up, and how
+// often it looks.
+constexpr auto kStallTimeout = std::chrono::seconds(5);
+constexpr auto kPollGap = std::chrono::microseconds(200);
 
 netdev::Netdev &nd()
 {
@@ -60,8 +74,8 @@ netdev::Netdev &nd()
 }
 
 // An up dummy device ("dqs" + pid + "_" + n) with IPv6 off that must have tx_queues TX
-// queues.
-ksft::testdev::DummySpec dummy(std::uint32_t tx_queues)
+// queues (the default count if unset).
+ksft::testdev::DummySpec dummy(std::optional<std::uint32_t> tx_queues)
 {
     return {.prefix = "dqs",
             .tx_queues = tx_queues,
@@ -97,6 +111,11 @@ bool less_equal(const Counters &a, const Counters &b)
     return a.packets <= b.packets && a.bytes <= b.bytes;
 }
 
+bool less(const Counters &a, const Counters &b)
+{
+    return a.packets < b.packets && a.bytes < b.bytes;
+}
+
 Counters sent_counters(std::uint64_t packets)
 {
     return {packets, packets * kFrameLen};
@@ -107,6 +126,7 @@ struct Snapshot {
     Status queues_st;
     std::vector<netdev::QStats> entries; // every queue entry of the device
     std::map<std::uint32_t, Counters> txq;
+    std::size_t rx_entries = 0;
     Status device_st;
     netdev::QStats device_raw;
     Counters device;
@@ -142,6 +162,8 @@ Snapshot snapshot(netdev::Netdev &n, ksft::nl::Socket &rt, const std::string &na
         s.entries.push_back(q);
         if (q.queue_type == netdev::QueueType::tx && q.queue_id)
             s.txq[*q.queue_id] = {q.tx_packets.value_or(0), q.tx_bytes.value_or(0)};
+        if (q.queue_type == netdev::QueueType::rx)
+            ++s.rx_entries;
     }
     s.device_st = n.device_stats(ifindex, s.device_raw);
     s.device = {s.device_raw.tx_packets.value_or(0), s.device_raw.tx_bytes.value_or(0)};
@@ -152,6 +174,11 @@ Snapshot snapshot(netdev::Netdev &n, ksft::nl::Socket &rt, const std::string &na
     if (info.stats)
         s.link = {info.stats->tx_packets, info.stats->tx_bytes};
     return s;
+}
+
+Snapshot snapshot(const TestDummy &dev)
+{
+    return snapshot(nd(), rtnl::shared_socket(), dev.name(), dev.ifindex());
 }
 
 // SKIP if the kernel has no netdev family, FAIL for any other error.
@@ -176,13 +203,17 @@ std::optional<Outcome> snapshot_error(const Snapshot &s, std::string_view dev)
     return std::nullopt;
 }
 
+// AF_PACKET senders, one per CPU. With bypass (PACKET_QDISC_BYPASS) the packets go
+// through dev_direct_xmit() on the queue XPS (or, without it, the sending CPU) picks;
+// without, through dev_queue_xmit() and the egress hook.
 std::vector<pkt::ThreadResult> send(int ifindex, const std::vector<int> &cpus,
-                                    std::uint64_t per_cpu, const std::atomic<bool> *stop = nullptr)
+                                    std::uint64_t per_cpu, bool bypass,
+                                    const std::atomic<bool> *stop = nullptr)
 {
     pkt::SenderConfig cfg;
     cfg.ifindex = ifindex;
     cfg.mode = pkt::TxMode::sendmmsg;
-    cfg.qdisc_bypass = true;
+    cfg.qdisc_bypass = bypass;
     cfg.cpus = cpus;
     cfg.count = per_cpu;
     cfg.frame.frame_len = kFrameLen;
@@ -223,19 +254,113 @@ std::string setup_xps(const std::string &dev, const std::vector<int> &cpus)
     return {};
 }
 
-std::uint32_t queue_count(const std::vector<int> &cpus)
+// Puts each packet on a chosen TX queue of a device with kQueues queues.
+class Steering {
+public:
+    Steering(const TestDummy &dev, std::vector<int> cpus) : dev_(dev), cpus_(std::move(cpus))
+    {
+        const std::string skbedit_error = try_skbedit();
+        if (skbedit_error.empty()) {
+            skbedit_ = true;
+            how_ = "clsact egress matchall, action skbedit queue_mapping";
+            return;
+        }
+        how_ = cat("no skbedit steering (", skbedit_error, ")");
+        if (cpus_.size() > kQueues)
+            cpus_.resize(kQueues);
+        if (cpus_.size() < 2) {
+            error_ = cat(how_, ", and XPS needs two online CPUs, found ", cpus_.size());
+            return;
+        }
+        if (std::string err = setup_xps(dev_.name(), cpus_); !err.empty()) {
+            error_ = cat(how_, ", and XPS could not be set: ", err);
+            return;
+        }
+        how_ += "; XPS CPU i -> queue i, sender pinned to CPU i";
+    }
+
+    // Empty if packets can be steered, else why not.
+    const std::string &error() const { return error_; }
+    const std::string &how() const { return how_; }
+    // Whether queue q can receive packets (with XPS only the queues that have a CPU).
+    bool reachable(std::uint32_t q) const { return skbedit_ || q < cpus_.size(); }
+
+    // Sends count packets on queue q from one sender. Returns an error message or "".
+    std::string send_on(std::uint32_t q, std::uint64_t count)
+    {
+        int cpu = 0;
+        if (skbedit_) {
+            if (std::string err = steer(q); !err.empty())
+                return err;
+            cpu = cpus_.empty() ? 0 : cpus_[0];
+        } else {
+            cpu = cpus_[q];
+        }
+        const auto res = send(dev_.ifindex(), {cpu}, count, false);
+        return sender_problem(res, count);
+    }
+
+private:
+    rtnl::MatchallSpec filter(std::uint16_t q) const
+    {
+        rtnl::MatchallSpec spec;
+        spec.ifindex = dev_.ifindex();
+        spec.parent = rtnl::kEgressParent;
+        spec.skbedit_queue_mapping = q;
+        return spec;
+    }
+
+    std::string steer(std::uint32_t q)
+    {
+        if (filter_) {
+            if (Status st = rtnl::filter_delete(rtnl::shared_socket(), *filter_); !st.ok())
+                return cat("delete the skbedit filter: ", st.str());
+            filter_.reset();
+        }
+        const rtnl::MatchallSpec spec = filter(static_cast<std::uint16_t>(q));
+        if (Status st = rtnl::filter_add(rtnl::shared_socket(), spec); !st.ok())
+            return cat("egress matchall skbedit queue_mapping ", q, ": ", st.str());
+        filter_ = spec;
+        return {};
+    }
+
+    std::string try_skbedit()
+    {
+        if (Status st = rtnl::add_clsact(rtnl::shared_socket(), dev_.ifindex()); !st.ok())
+            return cat("clsact: ", st.str());
+        if (std::string err = steer(0); !err.empty()) {
+            rtnl::QdiscSpec clsact;
+            clsact.ifindex = dev_.ifindex();
+            clsact.parent = rtnl::kClsactParent;
+            clsact.handle = rtnl::kClsactHandle;
+            clsact.kind = "clsact";
+            rtnl::qdisc_delete(rtnl::shared_socket(), clsact);
+            return err;
+        }
+        return {};
+    }
+
+    const TestDummy &dev_;
+    std::vector<int> cpus_;
+    bool skbedit_ = false;
+    std::optional<rtnl::MatchallSpec> filter_;
+    std::string how_;
+    std::string error_;
+};
+
+// The packets the first round puts on queue q.
+std::uint64_t round_packets(std::uint32_t q)
 {
-    return static_cast<std::uint32_t>(std::max<std::size_t>(cpus.size(), 2));
+    return kRoundPackets + kRoundStep * q;
 }
 
-// The device shared by the first cases, after one round of kPerCpu packets per CPU.
+// The device shared by the first cases, after one round of traffic steered queue by queue.
 struct Fixture {
     std::optional<Outcome> error; // reported by every case that needs the fixture
     std::vector<int> cpus;
-    std::uint32_t queues = 0;
     std::unique_ptr<TestDummy> dev;
-    std::string xps_error; // empty: CPU i -> queue i
-    std::vector<pkt::ThreadResult> round1;
+    std::unique_ptr<Steering> steering;
+    std::map<std::uint32_t, std::uint64_t> sent; // per queue, first round
     std::uint64_t sent1 = 0;
     Snapshot before;
     Snapshot after;
@@ -249,21 +374,35 @@ std::unique_ptr<Fixture> build_fixture()
         f->error = Outcome::fail("cannot read /sys/devices/system/cpu/online");
         return f;
     }
-    f->queues = queue_count(f->cpus);
-    f->dev = std::make_unique<TestDummy>(dummy(f->queues));
+    f->dev = std::make_unique<TestDummy>(dummy(kQueues));
     if (!f->dev->ok()) {
         f->error = f->dev->error();
         return f;
     }
-    f->xps_error = setup_xps(f->dev->name(), f->cpus);
-    f->before = snapshot(nd(), rtnl::shared_socket(), f->dev->name(), f->dev->ifindex());
-    f->round1 = send(f->dev->ifindex(), f->cpus, kPerCpu);
-    if (std::string err = sender_problem(f->round1, kPerCpu); !err.empty()) {
-        f->error = Outcome::fail(err);
-        return f;
+    f->steering = std::make_unique<Steering>(*f->dev, f->cpus);
+    f->before = snapshot(*f->dev);
+    if (!f->steering->error().empty()) {
+        // Everything on one queue, whichever the stack picks: per_queue_spread skips.
+        const std::uint64_t n = round_packets(0);
+        if (std::string err = sender_problem(send(f->dev->ifindex(), {f->cpus[0]}, n, false), n);
+            !err.empty()) {
+            f->error = Outcome::fail(cat("sending ", n, " packets: ", err));
+            return f;
+        }
+        f->sent1 = n;
     }
-    f->sent1 = total_sent(f->round1);
-    f->after = snapshot(nd(), rtnl::shared_socket(), f->dev->name(), f->dev->ifindex());
+    for (std::uint32_t q = 0; q < kQueues && f->steering->error().empty(); ++q) {
+        if (!f->steering->reachable(q))
+            continue;
+        const std::uint64_t n = round_packets(q);
+        if (std::string err = f->steering->send_on(q, n); !err.empty()) {
+            f->error = Outcome::fail(cat("sending ", n, " packets on tx-", q, ": ", err));
+            return f;
+        }
+        f->sent[q] = n;
+        f->sent1 += n;
+    }
+    f->after = snapshot(*f->dev);
     return f;
 }
 
@@ -300,6 +439,37 @@ std::optional<Outcome> fixture_error(const Fixture &f,
     return std::nullopt;
 }
 
+// Why the TX queue entries of s are not exactly tx-0 .. tx-<queues - 1>, each with
+// tx-packets and tx-bytes; empty if they are.
+std::string check_tx_entries(const Snapshot &s, std::uint32_t queues)
+{
+    std::string problems;
+    for (std::uint32_t q = 0; q < queues; ++q) {
+        if (s.txq.count(q) == 0)
+            problems += cat(" tx-", q, " missing;");
+    }
+    if (s.txq.size() != queues)
+        problems += cat(" ", s.txq.size(), " TX queue entries for ", queues, " queues;");
+    for (const netdev::QStats &q : s.entries) {
+        if (q.queue_type == netdev::QueueType::tx && (!q.tx_packets || !q.tx_bytes))
+            problems += cat(" tx-", q.queue_id.value_or(0), " without tx-packets/tx-bytes;");
+    }
+    return problems;
+}
+
+// Why s reports receive statistics; empty if it reports none at all.
+std::string rx_reported(const Snapshot &s)
+{
+    std::string problems;
+    if (s.rx_entries != 0)
+        problems += cat(" ", s.rx_entries, " RX queue entries;");
+    if (s.device_raw.rx_packets)
+        problems += cat(" device rx-packets ", *s.device_raw.rx_packets, ";");
+    if (s.device_raw.rx_bytes)
+        problems += cat(" device rx-bytes ", *s.device_raw.rx_bytes, ";");
+    return problems;
+}
+
 // ---- cases ----
 
 Outcome qstats_supported()
@@ -310,23 +480,27 @@ Outcome qstats_supported()
     const Snapshot &s = f.after;
     if (s.entries.empty())
         return Outcome::fail(cat("QSTATS_GET scope queue returned no entry for ", f.dev->name()));
-    std::string problems;
-    for (std::uint32_t q = 0; q < f.queues; ++q) {
-        if (s.txq.count(q) == 0)
-            problems += cat(" tx-", q, " missing;");
-    }
-    if (s.txq.size() != f.queues)
-        problems += cat(" ", s.txq.size(), " TX queue entries for ", f.queues, " queues;");
-    for (const netdev::QStats &q : s.entries) {
-        if (q.queue_type == netdev::QueueType::tx && (!q.tx_packets || !q.tx_bytes))
-            problems += cat(" tx-", q.queue_id.value_or(0), " without tx-packets/tx-bytes;");
-    }
-    if (!problems.empty())
+    if (std::string problems = check_tx_entries(s, kQueues); !problems.empty())
         return Outcome::fail(cat("per-queue statistics of ", f.dev->name(), ":", problems));
     if (std::string err = netdev::check_qstats(s.entries, s.device_raw); !err.empty())
         return Outcome::fail(cat("queue and device statistics disagree: ", err));
-    return Outcome::pass(cat(s.txq.size(), " TX queue entries, ", s.entries.size() - s.txq.size(),
-                             " RX queue entries"));
+    return Outcome::pass(cat(s.txq.size(), " TX queue entries"));
+}
+
+// dummy never receives: it reports no RX statistics, neither per queue nor per device
+// (not even zeros).
+Outcome rx_not_reported()
+{
+    const Fixture &f = fixture();
+    if (auto o = fixture_error(f, {&f.after}))
+        return *o;
+    if (f.after.txq.empty())
+        return Outcome::fail(
+                cat("no TX queue entries for ", f.dev->name(), ": nothing reported at all"));
+    if (std::string problems = rx_reported(f.after); !problems.empty())
+        return Outcome::fail(cat("receive statistics reported for ", f.dev->name(), ":", problems));
+    return Outcome::pass(cat(f.after.txq.size(), " TX queue entries, no RX entry, no device RX "
+                                                 "counters"));
 }
 
 Outcome sum_equals_link_stats()
@@ -363,22 +537,11 @@ Outcome per_queue_spread()
     const Fixture &f = fixture();
     if (auto o = fixture_error(f, {&f.before, &f.after}))
         return *o;
-    const Counters grown = f.after.queue_sum() - f.before.queue_sum();
-    if (!f.xps_error.empty()) {
-        if (grown != sent_counters(f.sent1))
-            return Outcome::fail(
-                    cat("the queues grew by ", fmt(grown), ", sent ", fmt(sent_counters(f.sent1))));
-        return Outcome::pass(cat("XPS could not be set (", f.xps_error,
-                                 "): the queue of each sender is not known, checked the sum "
-                                 "over the queues only: ",
-                                 fmt(grown)));
-    }
-    std::map<std::uint32_t, std::uint64_t> want;
-    for (std::size_t i = 0; i < f.round1.size(); ++i)
-        want[static_cast<std::uint32_t>(i)] += f.round1[i].sent;
+    if (!f.steering->error().empty())
+        return Outcome::skip(cat("cannot steer packets to chosen queues: ", f.steering->error()));
     std::string mismatches;
-    std::string notes;
-    for (std::uint32_t q = 0; q < f.queues; ++q) {
+    std::string notes = f.steering->how();
+    for (std::uint32_t q = 0; q < kQueues; ++q) {
         const auto it0 = f.before.txq.find(q);
         const auto it1 = f.after.txq.find(q);
         if (it0 == f.before.txq.end() || it1 == f.after.txq.end()) {
@@ -386,15 +549,14 @@ Outcome per_queue_spread()
             continue;
         }
         const Counters got = it1->second - it0->second;
-        const Counters expect = sent_counters(want[q]);
-        const std::string cpu =
-                q < f.cpus.size() ? cat(" (CPU ", f.cpus[q], ")") : std::string(" (no sender)");
-        notes += cat(notes.empty() ? "" : "\n", "tx-", q, cpu, ": +", fmt(got));
+        const auto sent = f.sent.find(q);
+        const Counters expect = sent_counters(sent == f.sent.end() ? 0 : sent->second);
+        notes += cat("\ntx-", q, ": +", fmt(got), ", sent ", fmt(expect));
         if (got != expect)
-            mismatches += cat(" tx-", q, cpu, " +", fmt(got), ", expected +", fmt(expect), ";");
+            mismatches += cat(" tx-", q, " +", fmt(got), ", sent ", fmt(expect), ";");
     }
     if (!mismatches.empty())
-        return Outcome::fail(cat("per-queue counts with XPS CPU i -> queue i:", mismatches));
+        return Outcome::fail(cat("per-queue counts (", f.steering->how(), "):", mismatches));
     return Outcome::pass(notes);
 }
 
@@ -417,7 +579,7 @@ Outcome after_channel_change()
     if (Status st = eth.channels_set(name, req); !st.ok())
         return Outcome::fail(cat("ETHTOOL_MSG_CHANNELS_SET tx 1 on ", name, ": ", st.str()));
 
-    const Snapshot mid = snapshot(nd(), rtnl::shared_socket(), name, ifindex);
+    const Snapshot mid = snapshot(*f.dev);
     if (auto o = snapshot_error(mid, name))
         return *o;
     if (mid.txq.size() != 1 || mid.txq.count(0) == 0)
@@ -438,11 +600,11 @@ Outcome after_channel_change()
         return Outcome::fail(
                 cat("after tx 1: device ", fmt(mid.device), " != link ", fmt(mid.link)));
 
-    const auto round2 = send(ifindex, f.cpus, kPerCpu);
+    const auto round2 = send(ifindex, f.cpus, kPerCpu, true);
     if (std::string err = sender_problem(round2, kPerCpu); !err.empty())
         return Outcome::fail(err);
     const Counters want = sent_counters(total_sent(round2));
-    const Snapshot end = snapshot(nd(), rtnl::shared_socket(), name, ifindex);
+    const Snapshot end = snapshot(*f.dev);
     if (auto o = snapshot_error(end, name))
         return *o;
     const auto base_end = end.base();
@@ -464,12 +626,100 @@ Outcome after_channel_change()
     return Outcome::pass(cat("sent ", fmt(want), " on one TX queue: ", sums));
 }
 
+// A device with the default single TX queue reports it, from the device's own counters:
+// queue 0 is the whole device, and the base is zero.
+Outcome single_queue()
+{
+    const TestDummy dev(dummy(std::nullopt));
+    if (!dev.ok())
+        return dev.error();
+    if (dev.info().num_tx_queues != 1)
+        return Outcome::fail(cat(dev.name(), " has ", dev.info().num_tx_queues,
+                                 " TX queues by default, expected 1"));
+    const std::vector<int> cpus = pkt::online_cpus();
+    const Snapshot before = snapshot(dev);
+    if (auto o = snapshot_error(before, dev.name()))
+        return *o;
+    if (std::string problems = check_tx_entries(before, 1); !problems.empty())
+        return Outcome::fail(cat("per-queue statistics of ", dev.name(), ":", problems));
+    const auto res = send(dev.ifindex(), {cpus.empty() ? 0 : cpus[0]}, kPerCpu, false);
+    if (std::string err = sender_problem(res, kPerCpu); !err.empty())
+        return Outcome::fail(err);
+    const Snapshot s = snapshot(dev);
+    if (auto o = snapshot_error(s, dev.name()))
+        return *o;
+    if (std::string problems = check_tx_entries(s, 1); !problems.empty())
+        return Outcome::fail(cat("per-queue statistics of ", dev.name(), ":", problems));
+    if (std::string problems = rx_reported(s); !problems.empty())
+        return Outcome::fail(cat("receive statistics reported for ", dev.name(), ":", problems));
+    const Counters want = sent_counters(kPerCpu);
+    const std::string sums =
+            cat("tx-0 ", fmt(s.txq.at(0)), ", device ", fmt(s.device), ", link ", fmt(s.link));
+    if (s.link - before.link != want || s.txq.at(0) - before.txq.at(0) != want)
+        return Outcome::fail(cat("sent ", fmt(want), ": link grew by ", fmt(s.link - before.link),
+                                 ", tx-0 by ", fmt(s.txq.at(0) - before.txq.at(0))));
+    if (s.txq.at(0) != s.link || s.device != s.link)
+        return Outcome::fail(cat("tx-0, device and link totals differ: ", sums));
+    return Outcome::pass(cat("sent ", fmt(want), ": ", sums));
+}
+
+// Whether any entry of a dump of every device belongs to ifindex.
+bool dumped(const std::vector<netdev::QStats> &all, int ifindex)
+{
+    return std::any_of(all.begin(), all.end(),
+                       [&](const netdev::QStats &q) { return q.ifindex == ifindex; });
+}
+
+// Devices with up to kMaxQstatsTxqs TX queues report per-queue statistics; one more, and
+// the device has no statistics to report: QSTATS_GET for it fails with EOPNOTSUPP and
+// dumps of every device leave it out.
+Outcome qstats_bound()
+{
+    const TestDummy at(dummy(kMaxQstatsTxqs));
+    if (!at.ok())
+        return at.error();
+    const Snapshot s = snapshot(at);
+    if (auto o = snapshot_error(s, at.name()))
+        return *o;
+    if (std::string problems = check_tx_entries(s, kMaxQstatsTxqs); !problems.empty())
+        return Outcome::fail(cat(kMaxQstatsTxqs, " TX queues:", problems));
+
+    const TestDummy above(dummy(kMaxQstatsTxqs + 1));
+    if (!above.ok())
+        return above.error();
+    std::vector<netdev::QStats> entries;
+    const Status q_st = nd().queue_stats(above.ifindex(), entries);
+    netdev::QStats dev_stats;
+    const Status d_st = nd().device_stats(above.ifindex(), dev_stats);
+    const std::string what = cat(kMaxQstatsTxqs + 1, " TX queues: QSTATS_GET ");
+    if (q_st.err != EOPNOTSUPP)
+        return Outcome::fail(cat(what, "scope queue: ", q_st.str(), " with ", entries.size(),
+                                 " entries, expected EOPNOTSUPP"));
+    if (d_st.err != EOPNOTSUPP)
+        return Outcome::fail(cat(what, "device scope: ", d_st.str(), ", expected EOPNOTSUPP"));
+
+    std::vector<netdev::QStats> all_queues;
+    std::vector<netdev::QStats> all_devices;
+    if (Status st = nd().queue_stats(0, all_queues); !st.ok())
+        return Outcome::fail(cat("QSTATS_GET scope queue, every device: ", st.str()));
+    if (Status st = nd().all_device_stats(all_devices); !st.ok())
+        return Outcome::fail(cat("QSTATS_GET device scope, every device: ", st.str()));
+    if (!dumped(all_queues, at.ifindex()) || !dumped(all_devices, at.ifindex()))
+        return Outcome::fail(cat("the dumps of every device leave out ", at.name(), " (",
+                                 kMaxQstatsTxqs, " TX queues)"));
+    if (dumped(all_queues, above.ifindex()) || dumped(all_devices, above.ifindex()))
+        return Outcome::fail(cat("the dumps of every device include ", above.name(), " (",
+                                 kMaxQstatsTxqs + 1, " TX queues)"));
+    return Outcome::pass(cat(kMaxQstatsTxqs, " TX queues: ", s.txq.size(), " entries; ",
+                             kMaxQstatsTxqs + 1, " TX queues: ", q_st.str(), ", not dumped"));
+}
+
 // Stops and joins the sender thread on every path.
 class SenderThread {
 public:
     SenderThread(int ifindex, std::vector<int> cpus)
         : thread_([this, ifindex, cpus = std::move(cpus)] {
-              results_ = send(ifindex, cpus, UINT64_MAX, &stop_);
+              results_ = send(ifindex, cpus, UINT64_MAX, true, &stop_);
           })
     {
     }
@@ -493,17 +743,73 @@ private:
     std::thread thread_; // last: starts after the members it uses exist
 };
 
+// Why reading cur right after prev, both taken while the senders run, shows counters that
+// went backwards or did not move; empty if every counter is monotonic and the totals grew.
+std::string check_progress(const Snapshot &prev, const Snapshot &cur)
+{
+    for (const auto &[q, c] : cur.txq) {
+        const auto it = prev.txq.find(q);
+        if (it == prev.txq.end())
+            return cat("tx-", q, " appeared");
+        if (!less_equal(it->second, c))
+            return cat("tx-", q, " went back from ", fmt(it->second), " to ", fmt(c));
+    }
+    if (cur.txq.size() != prev.txq.size())
+        return cat("the TX queue entries went from ", prev.txq.size(), " to ", cur.txq.size());
+    const std::pair<const char *, std::pair<Counters, Counters>> totals[] = {
+            {"the sum over the queues", {prev.queue_sum(), cur.queue_sum()}},
+            {"the device total", {prev.device, cur.device}},
+            {"the link statistics", {prev.link, cur.link}},
+    };
+    for (const auto &[what, pc] : totals) {
+        if (!less(pc.first, pc.second))
+            return cat(what, " went from ", fmt(pc.first), " to ", fmt(pc.second));
+    }
+    return {};
+}
+
+// Waits until the link has counted more than `packets` transmitted packets. Returns an
+// error message, or an empty string.
+std::string wait_for_link(const TestDummy &dev, std::uint64_t packets)
+{
+    const auto t0 = std::chrono::steady_clock::now();
+    while (true) {
+        rtnl::LinkInfo info;
+        if (Status st = rtnl::get_link(rtnl::shared_socket(), dev.name(), info); !st.ok())
+            return cat("RTM_GETLINK ", dev.name(), ": ", st.str());
+        if (!info.stats)
+            return cat("no IFLA_STATS64 for ", dev.name());
+        if (info.stats->tx_packets > packets)
+            return {};
+        if (std::chrono::steady_clock::now() - t0 > kStallTimeout)
+            return cat("the link counted no more than ", packets, " packets for ",
+                       std::chrono::duration_cast<std::chrono::seconds>(kStallTimeout).count(),
+                       " s with the senders running");
+        std::this_thread::sleep_for(kPollGap);
+    }
+}
+
+// Reads queue, device and link statistics over and over while one sender per CPU
+// transmits, each read once the link has counted more packets than several per sender
+// since the previous read. As each sender adds to its queue's counters before it sends
+// its next packet, every read must then see every counter at least where the previous
+// read saw it, and the sum over the queues, the device total and the link statistics
+// strictly above it: the counters are read live, while they are being written.
 Outcome concurrent_reads()
 {
     const std::vector<int> cpus = pkt::online_cpus();
     if (cpus.empty())
         return Outcome::fail("cannot read /sys/devices/system/cpu/online");
-    const TestDummy dev(dummy(queue_count(cpus)));
+    const std::uint32_t queues = static_cast<std::uint32_t>(std::max<std::size_t>(cpus.size(), 2));
+    const TestDummy dev(dummy(queues));
     if (!dev.ok())
         return dev.error();
     const std::string xps_error = setup_xps(dev.name(), cpus);
+    // More than two packets per sender: one sender has then counted at least three after
+    // the previous read, and finished counting (in every counter) at least two of them.
+    const std::uint64_t margin = 2 * cpus.size();
 
-    const Snapshot start = snapshot(nd(), rtnl::shared_socket(), dev.name(), dev.ifindex());
+    const Snapshot start = snapshot(dev);
     if (auto o = snapshot_error(start, dev.name()))
         return *o;
     const auto base_start = start.base();
@@ -512,61 +818,72 @@ Outcome concurrent_reads()
                                  " exceed the device total ", fmt(start.device)));
 
     unsigned reads = 0;
-    unsigned moving = 0; // reads that saw the link counters grow
     std::string violation;
     std::optional<Outcome> read_error;
-    {
-        SenderThread senders(dev.ifindex(), cpus);
-        const auto t0 = std::chrono::steady_clock::now();
-        Counters prev_link = start.link;
-        while (true) {
-            const Snapshot s = snapshot(nd(), rtnl::shared_socket(), dev.name(), dev.ifindex());
-            if (auto o = snapshot_error(s, dev.name())) {
-                read_error = *o;
-                break;
-            }
-            ++reads;
-            if (s.link != prev_link)
-                ++moving;
-            prev_link = s.link;
-            // Counters only grow, and each reading comes after the previous one.
-            if (violation.empty() &&
-                (!less_equal(s.queue_sum(), s.device) || !less_equal(s.device, s.link)))
-                violation = cat("read ", reads, ": queues ", fmt(s.queue_sum()),
-                                ", device (queues + base) ", fmt(s.device),
-                                ", link read right after ", fmt(s.link));
-            const auto elapsed = std::chrono::steady_clock::now() - t0;
-            if ((reads >= kMinReads && elapsed >= kMinReadTime) || elapsed >= kMaxReadTime)
-                break;
+    SenderThread senders(dev.ifindex(), cpus);
+    Snapshot prev = start;
+    const auto t0 = std::chrono::steady_clock::now();
+    while (true) {
+        if (std::string err = wait_for_link(dev, prev.link.packets + margin); !err.empty()) {
+            violation = cat("after ", reads, " reads: ", err);
+            break;
         }
-        const auto &results = senders.stop();
-        if (read_error)
-            return *read_error;
-        if (std::string err = sender_problem(results, 0); !err.empty())
-            return Outcome::fail(err);
-        if (!violation.empty())
-            return Outcome::fail(violation);
-
-        const Counters want = sent_counters(total_sent(results));
-        const Snapshot end = snapshot(nd(), rtnl::shared_socket(), dev.name(), dev.ifindex());
-        if (auto o = snapshot_error(end, dev.name()))
-            return *o;
-        const auto base_end = end.base();
-        const std::string sums =
-                cat("queues ", fmt(end.queue_sum()), " + base ",
-                    base_end ? fmt(*base_end) : std::string("?"), ", link ", fmt(end.link));
-        if (end.link - start.link != want)
-            return Outcome::fail(cat("after the senders stopped: link grew by ",
-                                     fmt(end.link - start.link), ", sent ", fmt(want)));
-        if (!base_end || *base_end != *base_start || end.queue_sum() + *base_end != end.link)
-            return Outcome::fail(
-                    cat("after the senders stopped: ", sums, ", base before ", fmt(*base_start)));
-        std::string notes = cat(reads, " reads while sending, ", moving,
-                                " saw the link counters move; after stopping: ", sums);
-        if (!xps_error.empty())
-            notes += cat("\nXPS not set (", xps_error, ")");
-        return Outcome::pass(notes);
+        const Snapshot s = snapshot(dev);
+        if (auto o = snapshot_error(s, dev.name())) {
+            read_error = *o;
+            break;
+        }
+        ++reads;
+        if (std::string err = check_progress(prev, s); !err.empty()) {
+            violation = cat("read ", reads, " while sending: ", err);
+            break;
+        }
+        // Within one reading, queues <= device (queues + base) <= link, read in that order.
+        if (!less_equal(s.queue_sum(), s.device) || !less_equal(s.device, s.link)) {
+            violation = cat("read ", reads, ": queues ", fmt(s.queue_sum()),
+                            ", device (queues + base) ", fmt(s.device), ", link read right after ",
+                            fmt(s.link));
+            break;
+        }
+        prev = s;
+        const auto elapsed = std::chrono::steady_clock::now() - t0;
+        if ((reads >= kMinReads && elapsed >= kMinReadTime) || elapsed >= kMaxReadTime)
+            break;
     }
+    const auto &results = senders.stop();
+    if (read_error)
+        return *read_error;
+    if (std::string err = sender_problem(results, 0); !err.empty())
+        return Outcome::fail(err);
+    if (!violation.empty())
+        return Outcome::fail(violation);
+    if (reads < kMinReads)
+        return Outcome::fail(
+                cat("only ", reads, " reads in ",
+                    std::chrono::duration_cast<std::chrono::seconds>(kMaxReadTime).count(), " s"));
+
+    const Counters want = sent_counters(total_sent(results));
+    const Snapshot end = snapshot(dev);
+    if (auto o = snapshot_error(end, dev.name()))
+        return *o;
+    const auto base_end = end.base();
+    const std::string sums =
+            cat("queues ", fmt(end.queue_sum()), " + base ",
+                base_end ? fmt(*base_end) : std::string("?"), ", link ", fmt(end.link));
+    if (end.link - start.link != want)
+        return Outcome::fail(cat("after the senders stopped: link grew by ",
+                                 fmt(end.link - start.link), ", sent ", fmt(want)));
+    if (!base_end || *base_end != *base_start || end.queue_sum() + *base_end != end.link)
+        return Outcome::fail(
+                cat("after the senders stopped: ", sums, ", base before ", fmt(*base_start)));
+    std::string notes =
+            cat(reads, " reads while sending, each once the link had counted more than ", margin,
+                " packets since the read before: every counter at or past "
+                "that read, the totals above it; after stopping: ",
+                sums);
+    if (!xps_error.empty())
+        notes += cat("\nXPS not set (", xps_error, ")");
+    return Outcome::pass(notes);
 }
 
 } // namespace
@@ -575,9 +892,12 @@ int main()
 {
     ksft::TestSuite suite;
     suite.add("qstats_supported", qstats_supported);
+    suite.add("rx_not_reported", rx_not_reported);
     suite.add("sum_equals_link_stats", sum_equals_link_stats);
     suite.add("per_queue_spread", per_queue_spread);
     suite.add("after_channel_change", after_channel_change);
+    suite.add("single_queue", single_queue);
+    suite.add("qstats_bound", qstats_bound);
     suite.add("concurrent_reads", concurrent_reads);
     suite.require_root();
     const int rc = suite.run();

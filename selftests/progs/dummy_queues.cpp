@@ -1,8 +1,15 @@
 // kselftest: default and explicit queue counts of dummy devices.
 //
+// Every case here is a control: the series leaves the queue counts alone, so a dummy
+// device gets one TX and one RX queue unless it is created with numtxqueues/numrxqueues,
+// on the base and the patched kernel alike.
+//
 // Needs root. Devices are created with unique names and removed on every path.
 // module_devices unloads and reloads the dummy module, which removes every dummy
-// device in the system: run it on a test VM only.
+// device in the system. It only does so when the module's own dummy<N> devices (down,
+// as the module creates them) are all there is, and loads the module again with the
+// same numdummies afterwards (or leaves it unloaded if it was): the system is left as
+// found. Otherwise it is skipped.
 
 #include <algorithm>
 #include <cerrno>
@@ -15,6 +22,7 @@
 #include <vector>
 
 #include <fcntl.h>
+#include <net/if.h>
 #include <spawn.h>
 #include <sys/utsname.h>
 #include <sys/wait.h>
@@ -35,17 +43,11 @@ using ksft::testdev::TestDummy;
 namespace rtnl = ksft::rtnl;
 namespace testdev = ksft::testdev;
 
-constexpr std::size_t kTxQueueCap = 32;
 constexpr std::string_view kKind = testdev::kDummyKind;
 constexpr char kPrefix[] = "dq";
-
-std::size_t expected_default_tx()
-{
-    const std::vector<int> cpus = ksft::pkt::possible_cpus();
-    if (cpus.empty())
-        throw std::runtime_error("cannot parse /sys/devices/system/cpu/possible");
-    return std::min(cpus.size(), kTxQueueCap);
-}
+// What "ip link add type dummy" and the module's dummy<N> get.
+constexpr std::uint32_t kDefaultTx = 1;
+constexpr std::uint32_t kDefaultRx = 1;
 
 struct CmdResult {
     int status = -1; // exit code, 127 if the program could not be started
@@ -122,6 +124,24 @@ bool dummy_loaded()
 
 // ---- cases ----
 
+// Allocated and active (sysfs queues/tx-*, rx-*) queue counts of a link, or why they
+// are not the expected ones.
+std::string check_counts(const rtnl::LinkInfo &info, std::uint32_t tx, std::uint32_t rx)
+{
+    if (info.num_tx_queues != tx || info.num_rx_queues != rx)
+        return cat(info.name, ": num_tx_queues/num_rx_queues ", info.num_tx_queues, "/",
+                   info.num_rx_queues, ", expected ", tx, "/", rx);
+    if (info.real_num_tx_queues != tx)
+        return cat(info.name, ": sysfs queues/tx-* count ",
+                   info.real_num_tx_queues ? cat(*info.real_num_tx_queues) : "unreadable",
+                   ", expected ", tx);
+    if (info.real_num_rx_queues != rx)
+        return cat(info.name, ": sysfs queues/rx-* count ",
+                   info.real_num_rx_queues ? cat(*info.real_num_rx_queues) : "unreadable",
+                   ", expected ", rx);
+    return {};
+}
+
 Outcome default_tx_queues()
 {
     const TestDummy dev({.prefix = kPrefix});
@@ -129,13 +149,14 @@ Outcome default_tx_queues()
         return dev.error();
     const rtnl::LinkInfo &info = dev.info();
     const std::size_t possible = ksft::pkt::possible_cpus().size();
-    const std::size_t expected = expected_default_tx();
-    if (info.num_tx_queues != expected)
-        return Outcome::fail(cat("num_tx_queues ", info.num_tx_queues, ", expected min(", possible,
-                                 " possible CPUs, ", kTxQueueCap, ") = ", expected));
-    if (info.real_num_tx_queues && *info.real_num_tx_queues != info.num_tx_queues)
-        return Outcome::fail(cat("real_num_tx_queues (sysfs tx-*) ", *info.real_num_tx_queues,
-                                 " != num_tx_queues ", info.num_tx_queues));
+    if (info.num_tx_queues != kDefaultTx)
+        return Outcome::fail(cat("num_tx_queues ", info.num_tx_queues, " with ", possible,
+                                 " possible CPUs, expected ", kDefaultTx, ": the default changed"));
+    if (info.real_num_tx_queues != kDefaultTx)
+        return Outcome::fail(
+                cat("sysfs queues/tx-* count ",
+                    info.real_num_tx_queues ? cat(*info.real_num_tx_queues) : "unreadable",
+                    ", expected ", kDefaultTx));
     return Outcome::pass(
             cat("num_tx_queues ", info.num_tx_queues, " with ", possible, " possible CPUs"));
 }
@@ -145,9 +166,26 @@ Outcome default_rx_queues()
     const TestDummy dev({.prefix = kPrefix});
     if (!dev.ok())
         return dev.error();
-    if (dev.info().num_rx_queues != 1)
-        return Outcome::fail(cat("num_rx_queues ", dev.info().num_rx_queues, ", expected 1"));
+    if (dev.info().num_rx_queues != kDefaultRx)
+        return Outcome::fail(
+                cat("num_rx_queues ", dev.info().num_rx_queues, ", expected ", kDefaultRx));
     return Outcome::pass();
+}
+
+// numtxqueues N alone: N TX queues, all active, and the default single RX queue. 65 and
+// 128 lie above the bound of per-queue statistics of the patched dummy (64).
+Outcome numtxqueues_counts()
+{
+    std::string notes;
+    for (const std::uint32_t n : {1U, 2U, 4U, 64U, 65U, 128U}) {
+        const TestDummy dev({.prefix = kPrefix, .tx_queues = n});
+        if (!dev.ok())
+            return dev.error();
+        if (std::string err = check_counts(dev.info(), n, kDefaultRx); !err.empty())
+            return Outcome::fail(cat("numtxqueues ", n, ": ", err));
+        notes += cat(notes.empty() ? "" : ", ", n);
+    }
+    return Outcome::pass(cat("numtxqueues ", notes, ": as many TX queues, one RX queue"));
 }
 
 Outcome explicit_counts_honoured()
@@ -155,23 +193,62 @@ Outcome explicit_counts_honoured()
     const TestDummy dev({.prefix = kPrefix, .tx_queues = 3U, .rx_queues = 2U});
     if (!dev.ok())
         return dev.error();
-    const rtnl::LinkInfo &info = dev.info();
-    if (info.num_tx_queues != 3 || info.num_rx_queues != 2)
-        return Outcome::fail(cat("num_tx_queues/num_rx_queues ", info.num_tx_queues, "/",
-                                 info.num_rx_queues, ", expected 3/2"));
+    if (std::string err = check_counts(dev.info(), 3, 2); !err.empty())
+        return Outcome::fail(err);
     return Outcome::pass();
 }
 
-// Unloads dummy (if it was loaded) again on destruction and restores "loaded" state.
+// Names of the dummy devices of this network namespace, sorted.
+Status dummy_names(std::vector<std::string> &names, std::vector<std::string> *busy = nullptr)
+{
+    std::vector<rtnl::LinkInfo> links;
+    if (Status st = rtnl::link_dump(rtnl::shared_socket(), links); !st.ok())
+        return st;
+    names.clear();
+    for (const rtnl::LinkInfo &l : links) {
+        if (l.kind != kKind)
+            continue;
+        names.push_back(l.name);
+        if (busy != nullptr && (l.flags & IFF_UP) != 0)
+            busy->push_back(l.name);
+    }
+    std::sort(names.begin(), names.end());
+    return {};
+}
+
+// The names the module gives numdummies devices: dummy0 .. dummy<n - 1>, sorted.
+std::vector<std::string> module_names(std::size_t n)
+{
+    std::vector<std::string> names;
+    for (std::size_t i = 0; i < n; ++i)
+        names.push_back(cat("dummy", i));
+    std::sort(names.begin(), names.end());
+    return names;
+}
+
+std::string join(const std::vector<std::string> &v)
+{
+    std::string s;
+    for (const std::string &x : v)
+        s += cat(s.empty() ? "" : " ", x);
+    return s.empty() ? std::string("none") : s;
+}
+
+// Puts the module back as it was found: unloaded, or loaded with numdummies devices.
+// restore() does it and says what is left over; the destructor does it if restore() was
+// not called.
 class ModuleRestore {
 public:
-    explicit ModuleRestore(bool was_loaded) : was_loaded_(was_loaded) {}
+    ModuleRestore(bool was_loaded, std::size_t numdummies)
+        : was_loaded_(was_loaded), numdummies_(numdummies)
+    {
+    }
     ~ModuleRestore()
     {
+        if (done_)
+            return;
         try {
-            run_cmd({"modprobe", "-r", "dummy"});
-            if (was_loaded_)
-                run_cmd({"modprobe", "dummy", "numdummies=0"});
+            restore();
         } catch (...) { // NOLINT(bugprone-empty-catch): best effort in a destructor
         }
     }
@@ -180,8 +257,30 @@ public:
     ModuleRestore(ModuleRestore &&) = delete;
     ModuleRestore &operator=(ModuleRestore &&) = delete;
 
+    // An empty string when the module and its devices are as found, else what differs.
+    std::string restore()
+    {
+        done_ = true;
+        if (const CmdResult rm = run_cmd({"modprobe", "-r", "dummy"}); rm.status != 0)
+            return cat("modprobe -r dummy: exit ", rm.status, " ", rm.output);
+        if (!was_loaded_)
+            return dummy_loaded() ? "dummy still loaded" : "";
+        const std::string arg = cat("numdummies=", numdummies_);
+        if (const CmdResult load = run_cmd({"modprobe", "dummy", arg}); load.status != 0)
+            return cat("modprobe dummy ", arg, ": exit ", load.status, " ", load.output);
+        std::vector<std::string> names;
+        if (Status st = dummy_names(names); !st.ok())
+            return cat("link dump: ", st.str());
+        if (names != module_names(numdummies_))
+            return cat("dummy devices after reloading: ", join(names), ", expected ",
+                       join(module_names(numdummies_)));
+        return {};
+    }
+
 private:
     bool was_loaded_;
+    std::size_t numdummies_;
+    bool done_ = false;
 };
 
 Outcome module_devices()
@@ -195,30 +294,46 @@ Outcome module_devices()
         return Outcome::skip(
                 cat("module dummy not available", probe.output.empty() ? "" : ": " + probe.output));
 
+    // Unloading deletes every dummy device: only do it when the module's own idle
+    // dummy<N> devices are all there is, which reloading recreates.
     const bool was_loaded = dummy_loaded();
+    std::vector<std::string> before;
+    std::vector<std::string> up;
+    if (Status st = dummy_names(before, &up); !st.ok())
+        return Outcome::fail(cat("link dump: ", st.str()));
+    if (!up.empty() || before != module_names(before.size()))
+        return Outcome::skip(cat("unloading dummy would delete ", join(before),
+                                 up.empty() ? "" : cat(" (up: ", join(up), ")"),
+                                 ": not only the module's own idle devices"));
     if (was_loaded) {
         const CmdResult rm = run_cmd({"modprobe", "-r", "dummy"});
         if (rm.status != 0)
             return Outcome::skip(cat("cannot unload dummy: ", rm.output));
     }
-    ModuleRestore restore(was_loaded);
-    const CmdResult load = run_cmd({"modprobe", "dummy", "numdummies=1"});
-    if (load.status != 0)
-        return Outcome::fail(
-                cat("modprobe dummy numdummies=1: exit ", load.status, " ", load.output));
+    ModuleRestore restore(was_loaded, before.size());
 
-    rtnl::LinkInfo info;
-    if (Status st = rtnl::get_link(rtnl::shared_socket(), "dummy0", info); !st.ok())
-        return Outcome::fail(cat("dummy0 after modprobe dummy numdummies=1: ", st.str()));
-    if (info.kind != kKind)
-        return Outcome::fail(cat("dummy0 has kind '", info.kind, "'"));
-    const std::size_t expected = expected_default_tx();
-    if (info.num_tx_queues != expected)
-        return Outcome::fail(
-                cat("dummy0 num_tx_queues ", info.num_tx_queues, ", expected ", expected));
-    if (info.num_rx_queues != 1)
-        return Outcome::fail(cat("dummy0 num_rx_queues ", info.num_rx_queues, ", expected 1"));
-    return Outcome::pass(cat("dummy0 num_tx_queues ", info.num_tx_queues));
+    constexpr std::size_t kDevices = 2;
+    const std::string arg = cat("numdummies=", kDevices);
+    const CmdResult load = run_cmd({"modprobe", "dummy", arg});
+    if (load.status != 0)
+        return Outcome::fail(cat("modprobe dummy ", arg, ": exit ", load.status, " ", load.output));
+    std::string notes;
+    for (const std::string &name : module_names(kDevices)) {
+        rtnl::LinkInfo info;
+        if (Status st = rtnl::get_link(rtnl::shared_socket(), name, info); !st.ok())
+            return Outcome::fail(cat(name, " after modprobe dummy ", arg, ": ", st.str()));
+        if (info.kind != kKind)
+            return Outcome::fail(cat(name, " has kind '", info.kind, "'"));
+        if (std::string err = check_counts(info, kDefaultTx, kDefaultRx); !err.empty())
+            return Outcome::fail(err);
+        notes += cat(notes.empty() ? "" : ", ", name, " ", info.num_tx_queues, "/",
+                     info.num_rx_queues);
+    }
+    if (std::string err = restore.restore(); !err.empty())
+        return Outcome::fail(cat("system not restored: ", err));
+    return Outcome::pass(
+            cat("TX/RX queues: ", notes, "\nrestored: dummy ",
+                was_loaded ? cat("loaded, devices ", join(before)) : std::string("not loaded")));
 }
 
 Outcome bounds()
@@ -251,6 +366,7 @@ int main()
     suite.add("default_tx_queues", default_tx_queues);
     suite.add("default_rx_queues", default_rx_queues);
     suite.add("explicit_counts_honoured", explicit_counts_honoured);
+    suite.add("numtxqueues_counts", numtxqueues_counts);
     suite.add("module_devices", module_devices);
     suite.add("bounds", bounds);
     suite.require_root();

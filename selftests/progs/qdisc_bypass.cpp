@@ -7,7 +7,11 @@
 // fires; one that may not enqueues (and dequeues) every packet.
 //
 // qdisc:qdisc_enqueue prints the ifindex but not the device name, so events are
-// counted by ifindex. qdisc:qdisc_bypass, when the kernel has it, prints both.
+// counted by ifindex. They are recorded in a private trace instance
+// (instances/qdisc_bypass_<pid>), removed at the end of each case: the global trace
+// buffer and its event switches are left as they were. fq_codel also counts, in its
+// xstats, every packet that makes an idle flow active (new_flow_count): a bypassed
+// packet is never enqueued, so that count must not move either.
 //
 // Each case creates its own dummy device (unique name, IPv6 off so that nothing else
 // is sent, up) and removes it on every path.
@@ -49,54 +53,38 @@ ksft::testdev::DummySpec dummy(std::uint32_t tx_queues)
     return {.prefix = "qb", .tx_queues = tx_queues, .ipv6_off = true, .up = true};
 }
 
-// qdisc:qdisc_enqueue and, when the kernel has it, qdisc:qdisc_bypass.
+// qdisc:qdisc_enqueue, in a trace instance of its own.
 class Tracer {
 public:
-    Tracer() : enqueue_("qdisc", "qdisc_enqueue"), bypass_("qdisc", "qdisc_bypass") {}
+    Tracer()
+        : instance_(ksft::tracefs::instance_name("qdisc_bypass")),
+          enqueue_("qdisc", "qdisc_enqueue", instance_.available() ? instance_.path() : "/")
+    {
+    }
 
-    // SKIP when tracefs or qdisc:qdisc_enqueue is missing.
+    // SKIP when tracefs, its instances or qdisc:qdisc_enqueue are missing.
     std::optional<Outcome> unavailable() const
     {
+        if (!instance_.available())
+            return Outcome::skip(instance_.error());
         if (!enqueue_.available())
             return Outcome::skip(enqueue_.error());
         return std::nullopt;
     }
-    bool has_bypass() const { return bypass_.available(); }
 
-    // Counts the events of ifindex while window runs. Returns an error message or "".
-    std::string count(int ifindex, const std::function<void()> &window, std::size_t &enqueues,
-                      std::optional<std::size_t> &bypasses)
+    // Counts the enqueue events of ifindex while window runs. Returns an error message or "".
+    std::string count(int ifindex, const std::function<void()> &window, std::size_t &enqueues)
     {
-        if (!enqueue_.clear() || !enqueue_.enable())
+        const auto n = enqueue_.count_field("ifindex", std::to_string(ifindex), window);
+        if (!n)
             return enqueue_.error();
-        if (has_bypass() && !bypass_.enable())
-            return bypass_.error();
-        try {
-            window();
-        } catch (...) {
-            enqueue_.disable();
-            if (has_bypass())
-                bypass_.disable();
-            throw;
-        }
-        if (!enqueue_.disable())
-            return enqueue_.error();
-        if (has_bypass() && !bypass_.disable())
-            return bypass_.error();
-        const auto text = enqueue_.read_trace();
-        if (!text)
-            return enqueue_.error();
-        const std::string idx = std::to_string(ifindex);
-        enqueues = ksft::tracefs::count_field_lines(*text, "ifindex", idx, "qdisc_enqueue");
-        bypasses.reset();
-        if (has_bypass())
-            bypasses = ksft::tracefs::count_field_lines(*text, "ifindex", idx, "qdisc_bypass");
+        enqueues = *n;
         return {};
     }
 
 private:
+    ksft::tracefs::Instance instance_; // first: the event is disabled before it goes
     ksft::tracefs::Event enqueue_;
-    ksft::tracefs::Event bypass_;
 };
 
 std::vector<int> cpus_for(std::size_t threads)
@@ -123,16 +111,32 @@ std::optional<std::uint64_t> link_tx_packets(const TestDummy &dev, std::string &
     return info.stats->tx_packets;
 }
 
+std::optional<rtnl::QdiscInfo> root_qdisc(const TestDummy &dev, std::string &err)
+{
+    std::vector<rtnl::QdiscInfo> qdiscs;
+    if (Status st = rtnl::qdisc_dump(rtnl::shared_socket(), dev.ifindex(), qdiscs); !st.ok()) {
+        err = cat("qdisc dump: ", st.str());
+        return std::nullopt;
+    }
+    for (const rtnl::QdiscInfo &q : qdiscs) {
+        if (q.parent == rtnl::kRootParent)
+            return q;
+    }
+    err = cat("no root qdisc on ", dev.name());
+    return std::nullopt;
+}
+
 struct Traffic {
     std::uint64_t sent = 0;    // accepted by the stack
     std::uint64_t dropped = 0; // refused with ENOBUFS (count_drops only)
     std::uint64_t link_tx = 0; // growth of the link's tx_packets
     std::size_t enqueues = 0;
-    std::optional<std::size_t> bypasses;
+    // Growth of fq_codel's new_flow_count, when the root qdisc is fq_codel.
+    std::optional<std::uint32_t> new_flows;
 };
 
 // Sends per_thread packets from each CPU through the qdisc, optionally counting the
-// qdisc events (tracer may be null). Returns a SKIP/FAIL outcome on error.
+// qdisc_enqueue events (tracer may be null). Returns a SKIP/FAIL outcome on error.
 std::optional<Outcome> send(const TestDummy &dev, const std::vector<int> &cpus,
                             std::uint64_t per_thread, bool count_drops, Tracer *tracer,
                             Traffic &out)
@@ -149,14 +153,16 @@ std::optional<Outcome> send(const TestDummy &dev, const std::vector<int> &cpus,
     const auto link0 = link_tx_packets(dev, err);
     if (!link0)
         return Outcome::fail(err);
+    const auto root0 = root_qdisc(dev, err);
+    if (!root0)
+        return Outcome::fail(err);
     std::vector<pkt::ThreadResult> results;
     auto window = [&] {
         results = pkt::run_senders(cfg);
     };
     out = Traffic{};
     if (tracer != nullptr) {
-        if (std::string terr = tracer->count(dev.ifindex(), window, out.enqueues, out.bypasses);
-            !terr.empty())
+        if (std::string terr = tracer->count(dev.ifindex(), window, out.enqueues); !terr.empty())
             return Outcome::fail(cat("tracing: ", terr));
     } else {
         window();
@@ -174,6 +180,15 @@ std::optional<Outcome> send(const TestDummy &dev, const std::vector<int> &cpus,
     if (!link1)
         return Outcome::fail(err);
     out.link_tx = *link1 - *link0;
+    const auto root1 = root_qdisc(dev, err);
+    if (!root1)
+        return Outcome::fail(err);
+    const auto flows0 = rtnl::fq_codel_new_flow_count(*root0);
+    const auto flows1 = rtnl::fq_codel_new_flow_count(*root1);
+    if (root1->kind == "fq_codel" && (!flows0 || !flows1))
+        return Outcome::fail(cat("no fq_codel xstats (new_flow_count) on ", dev.name()));
+    if (flows0 && flows1)
+        out.new_flows = *flows1 - *flows0;
     return std::nullopt;
 }
 
@@ -206,7 +221,8 @@ rtnl::MatchallSpec matchall_at_root(const TestDummy &dev)
     spec.parent = kRootHandle;
     spec.handle = 1;
     spec.prio = 1;
-    // fq_codel drops packets that a filter classifies to minor 0: send them to flow 1.
+    // fq_codel and sfq drop packets that a filter classifies to minor 0: send them to
+    // flow 1.
     spec.classid = rtnl::make_handle(1, 1);
     return spec;
 }
@@ -221,12 +237,23 @@ std::optional<Outcome> add_filter(const TestDummy &dev)
     return Outcome::fail(cat("add matchall filter at parent 1: of ", dev.name(), ": ", st.str()));
 }
 
-std::string fmt_bypasses(const Traffic &t)
+std::optional<Outcome> add_and_delete_filter(const TestDummy &dev)
 {
-    return t.bypasses ? cat(", ", *t.bypasses, " qdisc_bypass events") : std::string();
+    if (auto o = add_filter(dev))
+        return o;
+    if (Status st = rtnl::filter_delete(rtnl::shared_socket(), matchall_at_root(dev)); !st.ok())
+        return Outcome::fail(cat("delete the matchall filter: ", st.str()));
+    return std::nullopt;
 }
 
-// Expects every packet to reach the driver with `enqueues` qdisc_enqueue events.
+std::string fmt_new_flows(const Traffic &t)
+{
+    return t.new_flows ? cat(", fq_codel new_flow_count +", *t.new_flows) : std::string();
+}
+
+// Expects every packet to reach the driver with `enqueues` qdisc_enqueue events (0 or
+// kPackets). For fq_codel, new_flow_count must not move when nothing is enqueued, and
+// must when everything is.
 Outcome expect_traffic(const Traffic &t, std::size_t enqueues, std::string_view qdisc)
 {
     if (t.link_tx != kPackets)
@@ -234,9 +261,13 @@ Outcome expect_traffic(const Traffic &t, std::size_t enqueues, std::string_view 
                                  " through ", qdisc));
     if (t.enqueues != enqueues)
         return Outcome::fail(cat(t.enqueues, " of ", kPackets, " packets were enqueued on ", qdisc,
-                                 ", expected ", enqueues, fmt_bypasses(t)));
+                                 ", expected ", enqueues, fmt_new_flows(t)));
+    if (t.new_flows && (enqueues == 0) != (*t.new_flows == 0))
+        return Outcome::fail(cat(t.enqueues, " qdisc_enqueue events on ", qdisc,
+                                 " as expected, but fq_codel's new_flow_count grew by ",
+                                 *t.new_flows));
     return Outcome::pass(
-            cat(t.enqueues, " enqueues, ", t.link_tx, " packets transmitted", fmt_bypasses(t)));
+            cat(t.enqueues, " enqueues, ", t.link_tx, " packets transmitted", fmt_new_flows(t)));
 }
 
 // Filters (or none) put on a device after its root qdisc, before the traffic.
@@ -272,65 +303,29 @@ Outcome idle_bypass(const std::string &kind, std::vector<std::uint8_t> options =
     return expect_traffic(t, 0, cat("the idle ", kind, " root"));
 }
 
-// ---- cases ----
-
-Outcome pfifo_fast_idle_bypass()
-{
-    return idle_bypass("pfifo_fast");
-}
-
-Outcome pfifo_idle_bypass()
-{
-    return idle_bypass("pfifo", rtnl::fifo_options(kDefaultLimit));
-}
-
-Outcome fq_codel_idle_bypass()
-{
-    return idle_bypass("fq_codel");
-}
-
-Outcome filter_disables_bypass()
+// A filter on the qdisc: every packet must be enqueued (and classified).
+Outcome filter_disables_bypass(const std::string &kind)
 {
     Traffic t;
-    if (auto o = traced_send("fq_codel", {}, add_filter, t))
+    if (auto o = traced_send(kind, {}, add_filter, t))
         return *o;
-    return expect_traffic(t, kPackets, "fq_codel with a matchall filter");
+    return expect_traffic(t, kPackets, cat(kind, " with a matchall filter"));
 }
 
-Outcome filter_removed_restores_bypass()
+// The qdisc's only filter added and deleted again: back to bypassing.
+Outcome filter_removed_restores_bypass(const std::string &kind)
 {
-    auto add_and_delete = [](const TestDummy &dev) -> std::optional<Outcome> {
-        if (auto o = add_filter(dev))
-            return o;
-        if (Status st = rtnl::filter_delete(rtnl::shared_socket(), matchall_at_root(dev)); !st.ok())
-            return Outcome::fail(cat("delete the matchall filter: ", st.str()));
-        return std::nullopt;
-    };
     Traffic t;
-    if (auto o = traced_send("fq_codel", {}, add_and_delete, t))
+    if (auto o = traced_send(kind, {}, add_and_delete_filter, t))
         return *o;
-    Outcome res = expect_traffic(t, 0, "fq_codel whose only filter was deleted");
+    Outcome res = expect_traffic(t, 0, cat(kind, " whose only filter was deleted"));
     if (res.result == ksft::Result::fail && t.enqueues == kPackets)
         res.message += "\nthe bypass stayed disabled after the last filter was removed";
     return res;
 }
 
-std::optional<rtnl::QdiscInfo> root_qdisc(const TestDummy &dev, std::string &err)
-{
-    std::vector<rtnl::QdiscInfo> qdiscs;
-    if (Status st = rtnl::qdisc_dump(rtnl::shared_socket(), dev.ifindex(), qdiscs); !st.ok()) {
-        err = cat("qdisc dump: ", st.str());
-        return std::nullopt;
-    }
-    for (const rtnl::QdiscInfo &q : qdiscs) {
-        if (q.parent == rtnl::kRootParent)
-            return q;
-    }
-    err = cat("no root qdisc on ", dev.name());
-    return std::nullopt;
-}
-
-// A qdisc whose limit is changed to 0 must drop every packet offered to it.
+// A qdisc whose limit is changed to 0 must drop every packet offered to it. The change
+// goes out over netlink with TCA_*_LIMIT = 0 (tc leaves a zero limit out of its request).
 Outcome limit0_drops(const std::string &kind,
                      const std::function<std::vector<std::uint8_t>(std::uint32_t)> &limit_opts)
 {
@@ -370,6 +365,48 @@ Outcome limit0_drops(const std::string &kind,
                 cat(summary, "; expected link +0 and drops +", kLimit0Packets,
                     t.link_tx == kLimit0Packets ? ": the packets bypassed the limit-0 qdisc" : ""));
     return Outcome::pass(summary);
+}
+
+// ---- cases ----
+
+Outcome pfifo_fast_idle_bypass()
+{
+    return idle_bypass("pfifo_fast");
+}
+
+Outcome pfifo_idle_bypass()
+{
+    return idle_bypass("pfifo", rtnl::fifo_options(kDefaultLimit));
+}
+
+Outcome fq_codel_idle_bypass()
+{
+    return idle_bypass("fq_codel");
+}
+
+Outcome sfq_idle_bypass()
+{
+    return idle_bypass("sfq");
+}
+
+Outcome fq_codel_filter_disables_bypass()
+{
+    return filter_disables_bypass("fq_codel");
+}
+
+Outcome sfq_filter_disables_bypass()
+{
+    return filter_disables_bypass("sfq");
+}
+
+Outcome fq_codel_filter_removed_restores_bypass()
+{
+    return filter_removed_restores_bypass("fq_codel");
+}
+
+Outcome sfq_filter_removed_restores_bypass()
+{
+    return filter_removed_restores_bypass("sfq");
 }
 
 Outcome codel_limit0_drops()
@@ -440,29 +477,6 @@ Outcome mq_children_bypass()
     return res;
 }
 
-Outcome bypass_tracepoint()
-{
-    Tracer tracer;
-    if (auto o = tracer.unavailable())
-        return *o;
-    const TestDummy dev(dummy(1));
-    if (!dev.ok())
-        return dev.error();
-    if (!tracer.has_bypass())
-        return Outcome::fail("qdisc:qdisc_bypass tracepoint not present");
-    if (auto o = set_root(dev, "pfifo_fast"))
-        return *o;
-    Traffic t;
-    if (auto o = send(dev, cpus_for(1), kPackets, false, &tracer, t))
-        return *o;
-    if (t.bypasses != kPackets || t.enqueues != 0 || t.link_tx != kPackets)
-        return Outcome::fail(cat("idle pfifo_fast, ", kPackets,
-                                 " packets sent: ", t.bypasses.value_or(0),
-                                 " qdisc_bypass events (expected ", kPackets, "), ", t.enqueues,
-                                 " enqueues (expected 0), link +", t.link_tx));
-    return Outcome::pass(cat(*t.bypasses, " qdisc_bypass events, 0 enqueues"));
-}
-
 } // namespace
 
 int main()
@@ -471,12 +485,14 @@ int main()
     suite.add("pfifo_fast_idle_bypass", pfifo_fast_idle_bypass);
     suite.add("pfifo_idle_bypass", pfifo_idle_bypass);
     suite.add("fq_codel_idle_bypass", fq_codel_idle_bypass);
-    suite.add("filter_disables_bypass", filter_disables_bypass);
-    suite.add("filter_removed_restores_bypass", filter_removed_restores_bypass);
+    suite.add("sfq_idle_bypass", sfq_idle_bypass);
+    suite.add("fq_codel_filter_disables_bypass", fq_codel_filter_disables_bypass);
+    suite.add("sfq_filter_disables_bypass", sfq_filter_disables_bypass);
+    suite.add("fq_codel_filter_removed_restores_bypass", fq_codel_filter_removed_restores_bypass);
+    suite.add("sfq_filter_removed_restores_bypass", sfq_filter_removed_restores_bypass);
     suite.add("codel_limit0_drops", codel_limit0_drops);
     suite.add("fq_codel_limit0_drops", fq_codel_limit0_drops);
     suite.add("mq_children_bypass", mq_children_bypass);
-    suite.add("bypass_tracepoint", bypass_tracepoint);
     suite.require_root();
     return suite.run();
 }

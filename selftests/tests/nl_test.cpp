@@ -13,6 +13,7 @@
 #include <linux/pkt_cls.h>
 #include <linux/rtnetlink.h>
 #include <linux/tc_act/tc_gact.h>
+#include <linux/tc_act/tc_skbedit.h>
 
 #include "ethtool.hpp"
 #include "netdev.hpp"
@@ -333,6 +334,81 @@ TEST(Rtnl, MatchallClassidWithoutAction)
     ASSERT_NE(tb[TCA_OPTIONS], nullptr);
     opts = ksft::nl::parse_nested(tb[TCA_OPTIONS], TCA_MATCHALL_MAX);
     EXPECT_EQ(opts[TCA_MATCHALL_CLASSID], nullptr);
+}
+
+TEST(Rtnl, MatchallSkbeditQueueMapping)
+{
+    Message msg;
+    ksft::rtnl::MatchallSpec spec;
+    spec.ifindex = 7;
+    spec.parent = ksft::rtnl::kEgressParent;
+    spec.skbedit_queue_mapping = 3;
+    const nlmsghdr *nlh =
+            ksft::rtnl::build_matchall(msg, RTM_NEWTFILTER, NLM_F_CREATE | NLM_F_EXCL, spec);
+    using ksft::nl::parse_nested;
+    auto tb = ksft::nl::parse_attrs(nlh, sizeof(tcmsg), TCA_MAX);
+    ASSERT_NE(tb[TCA_OPTIONS], nullptr);
+    auto opts = parse_nested(tb[TCA_OPTIONS], TCA_MATCHALL_MAX);
+    ASSERT_NE(opts[TCA_MATCHALL_ACT], nullptr);
+    auto acts = parse_nested(opts[TCA_MATCHALL_ACT], 2);
+    ASSERT_NE(acts[1], nullptr);
+    EXPECT_EQ(acts[2], nullptr);
+    auto act = parse_nested(acts[1], TCA_ACT_MAX);
+    EXPECT_EQ(ksft::nl::attr_str(act, TCA_ACT_KIND), "skbedit");
+    ASSERT_NE(act[TCA_ACT_OPTIONS], nullptr);
+    auto sopts = parse_nested(act[TCA_ACT_OPTIONS], TCA_SKBEDIT_MAX);
+    auto parms = ksft::nl::attr_struct<tc_skbedit>(sopts, TCA_SKBEDIT_PARMS);
+    ASSERT_TRUE(parms.has_value());
+    EXPECT_EQ(parms->action, TC_ACT_PIPE);
+    ASSERT_NE(sopts[TCA_SKBEDIT_QUEUE_MAPPING], nullptr);
+    EXPECT_EQ(mnl_attr_get_payload_len(sopts[TCA_SKBEDIT_QUEUE_MAPPING]), 2U);
+    EXPECT_EQ(ksft::nl::attr_u16(sopts, TCA_SKBEDIT_QUEUE_MAPPING), 3U);
+
+    // With gact ok as well, skbedit comes first: gact ok ends the action list.
+    spec.gact_ok = true;
+    nlh = ksft::rtnl::build_matchall(msg, RTM_NEWTFILTER, NLM_F_CREATE | NLM_F_EXCL, spec);
+    tb = ksft::nl::parse_attrs(nlh, sizeof(tcmsg), TCA_MAX);
+    opts = parse_nested(tb[TCA_OPTIONS], TCA_MATCHALL_MAX);
+    acts = parse_nested(opts[TCA_MATCHALL_ACT], 2);
+    ASSERT_NE(acts[1], nullptr);
+    ASSERT_NE(acts[2], nullptr);
+    EXPECT_EQ(ksft::nl::attr_str(parse_nested(acts[1], TCA_ACT_MAX), TCA_ACT_KIND), "skbedit");
+    EXPECT_EQ(ksft::nl::attr_str(parse_nested(acts[2], TCA_ACT_MAX), TCA_ACT_KIND), "gact");
+}
+
+TEST(Rtnl, FqCodelNewFlowCount)
+{
+    Message rep;
+    nlmsghdr *nlh = rep.start(RTM_NEWQDISC, 0);
+    auto *t = rep.put_extra<tcmsg>();
+    t->tcm_ifindex = 3;
+    t->tcm_parent = TC_H_ROOT;
+    rep.put_strz(TCA_KIND, "fq_codel");
+    nlattr *st2 = rep.nest_start(TCA_STATS2);
+    tc_fq_codel_xstats x{};
+    x.type = TCA_FQ_CODEL_XSTATS_QDISC;
+    x.qdisc_stats.new_flow_count = 42;
+    x.qdisc_stats.drop_overlimit = 7;
+    rep.put_raw(TCA_STATS_APP, &x, sizeof(x));
+    rep.nest_end(st2);
+
+    ksft::rtnl::QdiscInfo info;
+    ASSERT_TRUE(ksft::rtnl::parse_qdisc(nlh, info).ok());
+    EXPECT_EQ(info.app_stats.size(), sizeof(x));
+    EXPECT_EQ(ksft::rtnl::fq_codel_new_flow_count(info), 42U);
+
+    // Class xstats, another qdisc, or too short: none.
+    ksft::rtnl::QdiscInfo other = info;
+    other.app_stats[0] = TCA_FQ_CODEL_XSTATS_CLASS;
+    EXPECT_FALSE(ksft::rtnl::fq_codel_new_flow_count(other).has_value());
+    other = info;
+    other.kind = "sfq";
+    EXPECT_FALSE(ksft::rtnl::fq_codel_new_flow_count(other).has_value());
+    other = info;
+    other.app_stats.resize(12);
+    EXPECT_FALSE(ksft::rtnl::fq_codel_new_flow_count(other).has_value());
+    other.app_stats.clear();
+    EXPECT_FALSE(ksft::rtnl::fq_codel_new_flow_count(other).has_value());
 }
 
 TEST(Nl, MessageOverflowThrows)

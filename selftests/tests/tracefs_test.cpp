@@ -5,6 +5,7 @@
 #include <string>
 
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include "tracefs.hpp"
 
@@ -138,6 +139,88 @@ TEST_F(FakeTracefs, MissingEventIsReported)
     EXPECT_NE(ev.error().find("net:no_such_event"), std::string::npos);
     EXPECT_FALSE(ev.enable());
     EXPECT_FALSE(ev.count("eth0", [] {}).has_value());
+}
+
+TEST_F(FakeTracefs, InstanceIsCreatedAndRemoved)
+{
+    fs::create_directories(root_ / "instances");
+    const fs::path dir = root_ / "instances/ksft_1";
+    {
+        ksft::tracefs::Instance inst("ksft_1", root_.string());
+        ASSERT_TRUE(inst.available()) << inst.error();
+        EXPECT_EQ(inst.path(), dir.string());
+        EXPECT_TRUE(fs::is_directory(dir));
+    }
+    EXPECT_FALSE(fs::exists(dir));
+}
+
+TEST_F(FakeTracefs, ExistingInstanceIsNotReused)
+{
+    const fs::path dir = root_ / "instances/ksft_2";
+    fs::create_directories(dir);
+    {
+        ksft::tracefs::Instance inst("ksft_2", root_.string());
+        EXPECT_FALSE(inst.available());
+        EXPECT_NE(inst.error().find("File exists"), std::string::npos) << inst.error();
+    }
+    EXPECT_TRUE(fs::is_directory(dir)); // someone else's: left alone
+}
+
+TEST_F(FakeTracefs, NoInstancesDirectory)
+{
+    ksft::tracefs::Instance inst("ksft_3", root_.string());
+    EXPECT_FALSE(inst.available());
+    EXPECT_NE(inst.error().find("instances"), std::string::npos);
+    ksft::tracefs::Instance bad("a/b", root_.string());
+    EXPECT_FALSE(bad.available());
+}
+
+TEST(Tracefs, InstanceNameHasThePid)
+{
+    const std::string name = ksft::tracefs::instance_name("qdisc_bypass");
+    EXPECT_EQ(name, "qdisc_bypass_" + std::to_string(getpid()));
+}
+
+// An event of an instance counts in the instance's buffer only: the global trace
+// buffer and event switch stay as they were.
+TEST_F(FakeTracefs, EventInInstanceCountsField)
+{
+    fs::create_directories(root_ / "instances");
+    fs::create_directories(root_ / "events/qdisc/qdisc_enqueue");
+    write(root_ / "events/qdisc/qdisc_enqueue/enable", "0\n");
+    ksft::tracefs::Instance inst("ksft_4", root_.string());
+    ASSERT_TRUE(inst.available()) << inst.error();
+    const fs::path dir = inst.path();
+    // What tracefs puts into a new instance.
+    fs::create_directories(dir / "events/qdisc/qdisc_enqueue");
+    write(dir / "trace", "# tracer: nop\nold ifindex=7\n");
+    write(dir / "tracing_on", "1\n");
+    write(dir / "events/qdisc/qdisc_enqueue/enable", "0\n");
+    {
+        ksft::tracefs::Event ev("qdisc", "qdisc_enqueue", inst.path());
+        ASSERT_TRUE(ev.available()) << ev.error();
+        const auto n = ev.count_field("ifindex", "7", [&] {
+            EXPECT_EQ(read(dir / "events/qdisc/qdisc_enqueue/enable"), "1");
+            std::ofstream(dir / "trace", std::ios::app)
+                    << "a-1 [000] 1.0: qdisc_enqueue: enqueue ifindex=7 qdisc handle=0x10000\n"
+                    << "a-1 [000] 1.1: qdisc_enqueue: enqueue ifindex=17 qdisc handle=0x10000\n"
+                    << "a-1 [000] 1.2: qdisc_dequeue: dequeue ifindex=7 qdisc handle=0x10000\n";
+        });
+        ASSERT_TRUE(n.has_value()) << ev.error();
+        EXPECT_EQ(*n, 1U);
+        EXPECT_EQ(read(dir / "events/qdisc/qdisc_enqueue/enable"), "0");
+    }
+    EXPECT_EQ(read(root_ / "trace"), "# tracer: nop\nold line dev=eth0\n");
+    EXPECT_EQ(read(root_ / "events/qdisc/qdisc_enqueue/enable"), "0\n");
+    EXPECT_EQ(read(root_ / "tracing_on"), "0\n");
+    // Real tracefs removes a populated instance; a plain directory does not.
+    EXPECT_FALSE(inst.remove());
+    EXPECT_NE(inst.error().find("rmdir"), std::string::npos);
+    fs::remove_all(dir / "events");
+    fs::remove(dir / "trace");
+    fs::remove(dir / "tracing_on");
+    EXPECT_TRUE(inst.remove());
+    EXPECT_FALSE(fs::exists(dir));
 }
 
 TEST(Tracefs, MissingRootIsReported)

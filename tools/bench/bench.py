@@ -38,20 +38,33 @@ class Comparison:
     hi: float | None = None
 
 
+# S1 sets up what users get on either kernel (the series leaves dummy's default
+# of one TX queue alone): numtxqueues N (one per CPU) with an mq root. Each S1
+# comparison comes in two forms: as the device comes (no XPS map, the stack
+# hashes flows onto queues) and "-xps", with XPS CPU i -> tx-i set by the
+# benchmark (pktgen --xps, or xps_cpus for the user-space senders).
 COMPARISONS = [
-    Comparison("S1", "one sender per CPU: base default dummy + pfifo_fast -> patched default "
-               "dummy + mq", ("base", "s1_default_pfifo_fast"), ("patched", "s1_default_mq"),
-               ">= 2.0x (seed: 1.89x)", lo=2.0),
-    Comparison("S1-queues-patched", "patched kernel: 1 TX queue + pfifo_fast -> N queues + mq",
-               ("patched", "s1_1q_pfifo_fast"), ("patched", "s1_nq_mq"), "report"),
-    Comparison("S1-queues-base", "base kernel: 1 TX queue + pfifo_fast -> N queues (hand-set) + mq",
-               ("base", "s1_1q_pfifo_fast"), ("base", "s1_nq_mq"), "report"),
-    Comparison("S1-ring", "TX_RING sender per CPU: base default dummy + pfifo_fast -> patched "
-               "default dummy + mq", ("base", "s1_ring_default_pfifo_fast"),
-               ("patched", "s1_ring_default_mq"), "report"),
-    Comparison("S1-udp", "UDP socket sender per CPU: base default dummy + pfifo_fast -> patched "
-               "default dummy + mq", ("base", "s1_udp_default_pfifo_fast"),
-               ("patched", "s1_udp_default_mq"), "report"),
+    Comparison("S1", "one pktgen thread per CPU, numtxqueues N + mq, no XPS: base -> patched",
+               ("base", "s1_nq_mq"), ("patched", "s1_nq_mq"), ">= 0.97", lo=0.97),
+    Comparison("S1-xps", "one pktgen thread per CPU, numtxqueues N + mq, XPS CPU i -> tx-i: "
+               "base -> patched", ("base", "s1_nq_mq_xps"), ("patched", "s1_nq_mq_xps"),
+               ">= 0.97", lo=0.97),
+    Comparison("S1-queues-patched", "patched kernel: 1 TX queue + pfifo_fast -> N queues + mq, "
+               "XPS CPU i -> tx-i", ("patched", "s1_1q_pfifo_fast"), ("patched", "s1_nq_mq_xps"),
+               "report"),
+    Comparison("S1-queues-base", "base kernel: 1 TX queue + pfifo_fast -> N queues + mq, "
+               "XPS CPU i -> tx-i", ("base", "s1_1q_pfifo_fast"), ("base", "s1_nq_mq_xps"),
+               "report"),
+    Comparison("S1-ring", "TX_RING sender per CPU, numtxqueues N + mq, no XPS: base -> patched",
+               ("base", "s1_ring_nq_mq"), ("patched", "s1_ring_nq_mq"), "report"),
+    Comparison("S1-ring-xps", "TX_RING sender per CPU, numtxqueues N + mq, XPS CPU i -> tx-i: "
+               "base -> patched", ("base", "s1_ring_nq_mq_xps"), ("patched", "s1_ring_nq_mq_xps"),
+               "report"),
+    Comparison("S1-udp", "UDP socket sender per CPU, numtxqueues N + mq, no XPS: base -> patched",
+               ("base", "s1_udp_nq_mq"), ("patched", "s1_udp_nq_mq"), "report"),
+    Comparison("S1-udp-xps", "UDP socket sender per CPU, numtxqueues N + mq, XPS CPU i -> tx-i: "
+               "base -> patched", ("base", "s1_udp_nq_mq_xps"), ("patched", "s1_udp_nq_mq_xps"),
+               "report"),
     Comparison("S2-restore", "fq_codel after filter add+delete: base -> patched",
                ("base", "s2_fq_codel_after_filter"), ("patched", "s2_fq_codel_after_filter"),
                ">= 1.5x", lo=1.5),
@@ -60,10 +73,6 @@ COMPARISONS = [
                "0.95-1.05", lo=0.95, hi=1.05),
     Comparison("S2-floor", "patched: noqueue floor -> pfifo_fast bypass",
                ("patched", "s2_noqueue"), ("patched", "s2_pfifo_fast"), ">= 0.90", lo=0.90),
-    Comparison("S2-tracepoint", "pfifo_fast bypass, tracepoint disabled: base -> patched",
-               ("base", "s2_pfifo_fast"), ("patched", "s2_pfifo_fast"), ">= 0.99", lo=0.99),
-    Comparison("S2-tracepoint-on", "patched pfifo_fast bypass: tracepoint disabled -> enabled",
-               ("patched", "s2_pfifo_fast"), ("patched", "s2_pfifo_fast_tp_on"), "report"),
     Comparison("S3", "default dummy (noqueue), one sender per CPU: base -> patched",
                ("base", "s3_default"), ("patched", "s3_default"), ">= 0.97", lo=0.97),
 ]
@@ -71,18 +80,22 @@ COMPARISONS = [
 SWEEP = {f"sweep_q{q}_t{t}": (q, t) for q in (1, 2) for t in (1, 2)}
 SCENARIOS = sorted({c.a[1] for c in COMPARISONS} | {c.b[1] for c in COMPARISONS} | set(SWEEP))
 KERNELS = ("base", "patched")
-# The guest's tracepoints file names these; the report says which kernel has them.
-TRACEPOINTS = ("qdisc/qdisc_bypass", "qdisc/qdisc_enqueue")
+# The guest's tracepoints file names these; the report says which kernel has them
+# compiled in (qdisc_enqueue sits on the path a bypass skips).
+TRACEPOINTS = ("qdisc/qdisc_enqueue",)
 
 
 def scenarios_for(kernel, wanted, comparisons=COMPARISONS, sweep=SWEEP):
     """The wanted scenarios some comparison or the sweep runs on this kernel
-    (mq on the base's one-queue default dummy, say, is not one)."""
+    (the patched kernel's fq_codel never filtered, say, is not one on the base)."""
     used = {s for c in comparisons for k, s in (c.a, c.b) if k == kernel} | set(sweep)
     return [s for s in wanted if s in used]
 
 
-def boot(kernel_bin, scenarios, outdir, mqbench, seconds, cpus, timeout):
+DEVCOST = Path(__file__).resolve().parent / "devcost.py"
+
+
+def boot(kernel_bin, scenarios, outdir, mqbench, seconds, cpus, timeout, devcost=False):
     """Boot one UML kernel, run the scenarios, return {scenario: result}."""
     outdir.mkdir(parents=True, exist_ok=True)
     for f in outdir.iterdir():
@@ -92,6 +105,8 @@ def boot(kernel_bin, scenarios, outdir, mqbench, seconds, cpus, timeout):
            "rootflags=/", "ro", f"init={GUEST}", "con0=fd:0,fd:1", "con=null",
            f"BENCH_OUT={os.path.abspath(outdir)}", f"BENCH_SCENARIOS={','.join(scenarios)}",
            f"BENCH_BIN={os.path.abspath(mqbench)}", f"BENCH_SECONDS={seconds}"]
+    if devcost:
+        cmd.append(f"BENCH_DEVCOST={DEVCOST}")
     t0 = time.monotonic()
     try:
         proc = subprocess.run(cmd, stdin=subprocess.DEVNULL, capture_output=True, text=True,
@@ -113,6 +128,52 @@ def boot(kernel_bin, scenarios, outdir, mqbench, seconds, cpus, timeout):
             err = (outdir / f"{s}.err")
             res[s] = {"error": err.read_text().strip() if err.is_file() else "no result"}
     return res
+
+
+def read_devcost(outdir):
+    """The guest's devcost.py output ({"cpus", "rows"}), or {"error": why}."""
+    try:
+        return json.loads((outdir / "devcost.json").read_text())
+    except (OSError, ValueError):
+        err = outdir / "devcost.err"
+        return {"error": err.read_text().strip()[-300:] if err.is_file() else "no result"}
+
+
+def devcost_summary(samples):
+    """Median per kernel and queue count of each devcost figure.
+
+    samples: {kernel: [devcost output per repetition]}.
+    """
+    out = []
+    for kernel, reps in samples.items():
+        rows = {}
+        for r in reps:
+            for row in r.get("rows", []):
+                rows.setdefault(row["queues"], []).append(row)
+        for q, got in sorted(rows.items()):
+            mem = {k: statistics.median(g["mem_kb"][k] for g in got) for k in got[0]["mem_kb"]}
+            out.append({"kernel": kernel, "queues": q, "samples": len(got), "mem_kb": mem,
+                        "stats_read_ns": statistics.median(g["stats_read_ns"] for g in got),
+                        "link_show_us": statistics.median(g["link_show_us"] for g in got)})
+    return out
+
+
+def devcost_lines(rows):
+    if not rows:
+        return []
+    fields = list(rows[0]["mem_kb"])
+    lines = ["## What a dummy device costs by TX queue count", "",
+             "Medians over the repetitions: kB per device (from /proc/meminfo, creating "
+             "several devices), ns per read of statistics/tx_packets (one dev_get_stats()), "
+             "us per `ip -s link show` (one ip -batch). Times are UML times.", "",
+             "| kernel | TX queues | " + " | ".join(f"{f} kB" for f in fields)
+             + " | dev_get_stats ns | ip -s link show us |",
+             "|---|---|" + "---|" * (len(fields) + 2)]
+    for r in rows:
+        lines.append(f"| {r['kernel']} | {r['queues']} | "
+                     + " | ".join(f"{r['mem_kb'][f]:.1f}" for f in fields)
+                     + f" | {r['stats_read_ns']:.0f} | {r['link_show_us']:.1f} |")
+    return lines + [""]
 
 
 def read_tracepoints(outdir):
@@ -299,18 +360,25 @@ def markdown(data):
             f"{mpps(r['b_pps_median'])} ({r['b_pps_min'] / 1e6:.2f}-"
             f"{r['b_pps_max'] / 1e6:.2f}) | {r['ratio_median']:.2f}x "
             f"({r['ratio_min']:.2f}-{r['ratio_max']:.2f}) | {r['target']}{verdict} |")
-    lines += ["", "Seed 1 (2014, trafgen TX_RING, Core i7): 22.86 s -> 12.08 s, 1.89x.",
+    lines += ["", "S1 compares the same setup on both kernels, numtxqueues N (one TX queue per "
+              "CPU) with an mq root, as users get it: the series leaves the default of one "
+              "TX queue alone. Each S1 comparison comes as the device comes (no XPS map: the "
+              "stack hashes flows onto queues) and as -xps (XPS CPU i -> tx-i, set by the "
+              "benchmark). S1-queues-* measure one queue against N on each kernel.", "",
+              "Seed 1 (2014, trafgen TX_RING, Core i7, one queue -> one per CPU): 22.86 s -> "
+              "12.08 s, 1.89x (compare S1-queues-*).",
               "Seed 2 (2009, netperf, 16-cpu P6): +1-2% bandwidth, -15% service demand.", ""]
     lines += tracepoint_lines(env.get("tracepoints", {}))
     lines += cpu_lines(summary)
     lines += queue_lines(data.get("per_queue", []))
     lines += counter_lines(data.get("counters", {}))
     lines += sweep_lines(data.get("sweep", []))
+    lines += devcost_lines(data.get("devcost", []))
     return "\n".join(lines)
 
 
 def tracepoint_lines(tps):
-    """Which kernel has the qdisc tracepoints, and what S2-tracepoint measures."""
+    """Which kernel has the qdisc tracepoints compiled in."""
     lines = ["## Tracepoints", ""]
     for kernel in KERNELS:
         have = tps.get(kernel)
@@ -322,14 +390,7 @@ def tracepoint_lines(tps):
             lines.append(f"- {kernel}: " + ", ".join(
                 f"{name.replace('/', ':')} {'present' if have.get(name) else 'absent'}"
                 for name in TRACEPOINTS))
-    if tps.get("patched", {}).get("qdisc/qdisc_bypass"):
-        lines.append("\nS2-tracepoint measures the patched bypass path with qdisc:qdisc_bypass "
-                     "compiled in and disabled; S2-tracepoint-on enables it during the "
-                     "measurement (events recorded into the trace ring buffer).")
-    else:
-        lines.append("\nThe patched kernel has no qdisc:qdisc_bypass tracepoint here: "
-                     "S2-tracepoint does not measure a disabled tracepoint, and "
-                     "S2-tracepoint-on has no result.")
+    lines.append("\nThe tracepoints are compiled in and disabled during every measurement.")
     return lines + [""]
 
 
@@ -492,7 +553,7 @@ def run(args, log=print):
             raise FileNotFoundError(f"{k} UML kernel {p} missing: build it first")
     if not os.access(args.mqbench, os.X_OK):
         raise FileNotFoundError(f"mqbench {args.mqbench} missing: build the C++ tools first")
-    runs, tracepoints = [], {}
+    runs, tracepoints, devcost = [], {}, {}
     for rep in range(args.repetitions):
         # Odd repetitions reverse the kernel order and the scenario order, so
         # no comparison (fresh vs after a filter inside one boot, say) is
@@ -503,9 +564,12 @@ def run(args, log=print):
             t0 = time.monotonic()
             scenarios = scenarios_for(k, args.scenarios)[::step]
             rep_res[k] = boot(kernels[k], scenarios, out / f"rep{rep}-{k}",
-                              args.mqbench, args.seconds, args.cpus, args.timeout)
+                              args.mqbench, args.seconds, args.cpus, args.timeout,
+                              devcost=args.devcost)
             if rep == 0:
                 tracepoints[k] = read_tracepoints(out / f"rep{rep}-{k}")
+            if args.devcost:
+                devcost.setdefault(k, []).append(read_devcost(out / f"rep{rep}-{k}"))
             got = {s: pps(r) for s, r in rep_res[k].items()}
             log(f"    repetition {rep + 1}/{args.repetitions} {k}: "
                 f"{time.monotonic() - t0:.0f}s, "
@@ -515,12 +579,14 @@ def run(args, log=print):
     env["tracepoints"] = tracepoints
     data = {"environment": env, "comparisons": summarize(runs),
             "per_queue": queue_shares(runs, s1_sides()), "counters": counters_summary(runs),
-            "sweep": sweep_summary(runs), "runs": runs}
+            "sweep": sweep_summary(runs), "devcost": devcost_summary(devcost), "runs": runs}
     (out / "bench.json").write_text(json.dumps(data, indent=2) + "\n")
     (out / "bench.md").write_text(markdown(data))
     svgs = plot(data, out)
     errors = [f"rep {i} {k} {s}: {result_error(r)}" for i, rep in enumerate(runs)
               for k, res in rep.items() for s, r in res.items() if pps(r) is None]
+    errors += [f"rep {i} {k} devcost: {r['error']}" for k, reps in devcost.items()
+               for i, r in enumerate(reps) if "error" in r]
     return data, svgs, errors
 
 
@@ -536,6 +602,8 @@ def main(argv=None):
     ap.add_argument("--timeout", type=int, default=600)
     ap.add_argument("--scenarios", type=lambda s: s.split(","), default=SCENARIOS)
     ap.add_argument("--base-desc", default="unknown")
+    ap.add_argument("--no-devcost", dest="devcost", action="store_false",
+                    help="skip the per-device cost table (devcost.py)")
     args = ap.parse_args(argv)
     if args.repetitions < 1 or args.seconds <= 0:
         ap.error("repetitions >= 1 and seconds > 0")

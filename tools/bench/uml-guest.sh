@@ -29,23 +29,22 @@ secs=${BENCH_SECONDS:-3}
 bin=$BENCH_BIN
 ncpu=$(nproc)
 tracing=/sys/kernel/tracing
-bypass_tp=$tracing/events/qdisc/qdisc_bypass/enable
+# TX queues of the S1 devices: one per CPU; mq needs at least two.
+nq=$((ncpu > 1 ? ncpu : 2))
 
 # Which qdisc tracepoints this kernel has, one "name yes|no" a line.
 tracepoints() {
-	local ev
+	local ev=qdisc/qdisc_enqueue
 	if mount -t tracefs nodev "$tracing" 2>/dev/null; then
 		echo "tracefs yes"
 	else
 		echo "tracefs no"
 	fi
-	for ev in qdisc/qdisc_bypass qdisc/qdisc_enqueue; do
-		if [ -d "$tracing/events/$ev" ]; then
-			echo "$ev yes"
-		else
-			echo "$ev no"
-		fi
-	done
+	if [ -d "$tracing/events/$ev" ]; then
+		echo "$ev yes"
+	else
+		echo "$ev no"
+	fi
 }
 
 dev_add() { # name [numtxqueues]
@@ -95,15 +94,35 @@ xps_per_cpu() { # device
 	done
 }
 
+# "As the device comes": no XPS map on any TX queue, so the stack hashes each
+# flow onto a queue. Otherwise the scenario's error.
+xps_unset() { # scenario device
+	local q
+	for q in /sys/class/net/"$2"/queues/tx-*; do
+		case $(cat "$q/xps_cpus" 2> /dev/null) in
+		*[1-9a-fA-F]*)
+			fail "$1" "XPS already set on $2 ${q##*/}: $(cat "$q/xps_cpus")"
+			ip link del "$2"
+			return 1
+			;;
+		esac
+	done
+}
+
 # One user-space sender per CPU: mode tx_ring (AF_PACKET PACKET_TX_RING, as
-# the 2014 seed's trafgen) or udp (UDP sockets through the IP stack).
-measure_gen() { # scenario device mode
+# the 2014 seed's trafgen) or udp (UDP sockets through the IP stack); xps yes
+# maps tx-i to CPU i, no leaves the device without XPS maps.
+measure_gen() { # scenario device mode xps
 	if [ "$3" = udp ]; then
 		# 198.18.0.1 is on-link through the device; dummy is NOARP, so no
 		# neighbour entry is needed.
 		ip addr add 198.18.0.2/15 dev "$2"
 	fi
-	xps_per_cpu "$2"
+	if [ "$4" = yes ]; then
+		xps_per_cpu "$2"
+	else
+		xps_unset "$1" "$2" || return
+	fi
 	run_mqbench "$1" "$2" gen --mode "$3" --threads "$ncpu"
 }
 
@@ -116,14 +135,16 @@ root_mq() { # scenario device: mq as root qdisc, else the scenario's error
 	return 1
 }
 
-# S1: one sender per CPU.
-s1_default_pfifo_fast() {
-	dev_add d0
-	tc qdisc replace dev d0 root pfifo_fast
-	measure "${FUNCNAME[0]}" d0 "$ncpu" --xps
+# S1: one sender per CPU on numtxqueues N (one TX queue per CPU) with an mq
+# root, what users get on either kernel; *_xps with XPS CPU i -> tx-i.
+s1_nq_mq() {
+	dev_add d0 "$nq"
+	root_mq "${FUNCNAME[0]}" d0 || return
+	xps_unset "${FUNCNAME[0]}" d0 || return
+	measure "${FUNCNAME[0]}" d0 "$ncpu"
 }
-s1_default_mq() {
-	dev_add d0
+s1_nq_mq_xps() {
+	dev_add d0 "$nq"
 	root_mq "${FUNCNAME[0]}" d0 || return
 	measure "${FUNCNAME[0]}" d0 "$ncpu" --xps
 }
@@ -132,31 +153,26 @@ s1_1q_pfifo_fast() {
 	tc qdisc replace dev d0 root pfifo_fast
 	measure "${FUNCNAME[0]}" d0 "$ncpu" --xps
 }
-s1_nq_mq() {
-	dev_add d0 "$ncpu"
-	tc qdisc replace dev d0 root handle 1: mq
-	measure "${FUNCNAME[0]}" d0 "$ncpu" --xps
-}
 # S1 with user-space senders, one per CPU (seed 1 used trafgen's TX_RING).
-s1_ring_default_pfifo_fast() {
-	dev_add d0
-	tc qdisc replace dev d0 root pfifo_fast
-	measure_gen "${FUNCNAME[0]}" d0 tx_ring
-}
-s1_ring_default_mq() {
-	dev_add d0
+s1_ring_nq_mq() {
+	dev_add d0 "$nq"
 	root_mq "${FUNCNAME[0]}" d0 || return
-	measure_gen "${FUNCNAME[0]}" d0 tx_ring
+	measure_gen "${FUNCNAME[0]}" d0 tx_ring no
 }
-s1_udp_default_pfifo_fast() {
-	dev_add d0
-	tc qdisc replace dev d0 root pfifo_fast
-	measure_gen "${FUNCNAME[0]}" d0 udp
-}
-s1_udp_default_mq() {
-	dev_add d0
+s1_ring_nq_mq_xps() {
+	dev_add d0 "$nq"
 	root_mq "${FUNCNAME[0]}" d0 || return
-	measure_gen "${FUNCNAME[0]}" d0 udp
+	measure_gen "${FUNCNAME[0]}" d0 tx_ring yes
+}
+s1_udp_nq_mq() {
+	dev_add d0 "$nq"
+	root_mq "${FUNCNAME[0]}" d0 || return
+	measure_gen "${FUNCNAME[0]}" d0 udp no
+}
+s1_udp_nq_mq_xps() {
+	dev_add d0 "$nq"
+	root_mq "${FUNCNAME[0]}" d0 || return
+	measure_gen "${FUNCNAME[0]}" d0 udp yes
 }
 # S2: bypass, one sender.
 s2_fq_codel_fresh() {
@@ -175,23 +191,6 @@ s2_pfifo_fast() {
 	dev_add d0 1
 	tc qdisc replace dev d0 root pfifo_fast
 	measure "${FUNCNAME[0]}" d0 1
-}
-# s2_pfifo_fast with the bypass tracepoint enabled during the measurement.
-s2_pfifo_fast_tp_on() {
-	local name=${FUNCNAME[0]}
-	if [ ! -e "$bypass_tp" ]; then
-		fail "$name" "no tracepoint qdisc:qdisc_bypass on this kernel ($bypass_tp missing)"
-		return
-	fi
-	dev_add d0 1
-	tc qdisc replace dev d0 root pfifo_fast
-	if ! echo 1 > "$bypass_tp"; then
-		fail "$name" "cannot enable qdisc:qdisc_bypass"
-		ip link del d0
-		return
-	fi
-	measure "$name" d0 1
-	echo 0 > "$bypass_tp"
 }
 s2_noqueue() {
 	dev_add d0 1
@@ -224,6 +223,11 @@ tracepoints > "$out/tracepoints"
 for s in ${BENCH_SCENARIOS//,/ }; do
 	"$s"
 done
+# What a device costs by TX queue count (memory, dev_get_stats, ip link show).
+if [ -n "${BENCH_DEVCOST:-}" ]; then
+	/usr/bin/python3 "$BENCH_DEVCOST" > "$out/devcost.json" 2> "$out/devcost.err" ||
+		echo "devcost failed: $(tail -n 3 "$out/devcost.err")" >> "$out/devcost.err"
+fi
 echo complete > "$out/complete"
 sync
 /bin/busybox poweroff -f

@@ -3,10 +3,12 @@
 
 Each series (one topic for one tree) lives in patches/<tree>/<topic>/ as
 git format-patch output: fixes under patches/net, features under
-patches/net-next. `apply` turns them into a chain of branches of a kernel
-worktree, <prefix><tree>/<topic>, net topics first, then net-next topics,
-each in name order and each on top of the previous one; developers edit
-commits there; `export` writes them back. Applying then exporting
+patches/net-next. `apply` turns them into branches of a kernel worktree,
+<prefix><tree>/<topic>, net topics first, then net-next topics, each in name
+order. A series starts from the kernel base unless series.conf names the
+series it builds on (SERIES_BASE_<TREE>_<TOPIC>="<tree>/<topic>"), and
+<prefix>all merges them all: the patched kernel. Developers edit commits on
+the series branches; `export` writes them back. Applying then exporting
 reproduces the committed files byte for byte.
 """
 
@@ -73,6 +75,7 @@ class Series:
     version: int
     patches: list = field(default_factory=list)
     cover: Cover | None = None
+    depends: str | None = None  # name of the series this one builds on
 
     @property
     def name(self):
@@ -81,6 +84,10 @@ class Series:
 
 def version_key(tree, topic):
     return "SERIES_VERSION_" + re.sub(r"[^A-Z0-9]", "_", f"{tree}_{topic}".upper())
+
+
+def base_key(tree, topic):
+    return "SERIES_BASE_" + re.sub(r"[^A-Z0-9]", "_", f"{tree}_{topic}".upper())
 
 
 def parse_cover(path):
@@ -111,11 +118,23 @@ def load_series(conf=None, patches=PATCHES):
             files = sorted(d.glob("*.patch"))
             cover = [f for f in files if COVER_RE.match(f.name)]
             ser = Series(tree, d.name, d, int(conf.get(version_key(tree, d.name), "1")),
-                         [f for f in files if not COVER_RE.match(f.name)])
+                         [f for f in files if not COVER_RE.match(f.name)],
+                         depends=conf.get(base_key(tree, d.name)) or None)
             if cover:
                 ser.cover = parse_cover(cover[0])
             out.append(ser)
+    names = [ser.name for ser in out]
+    for i, ser in enumerate(out):
+        if ser.depends and ser.depends not in names[:i]:
+            raise SeriesError(f"{base_key(ser.tree, ser.topic)}={ser.depends}: no such series "
+                              f"before {ser.name} in apply order ({', '.join(names)})")
     return out
+
+
+def leaves(all_series):
+    """Series no other series builds on: their tips together hold every patch."""
+    deps = {ser.depends for ser in all_series}
+    return [ser for ser in all_series if ser.name not in deps]
 
 
 def am_failure(tree, patch, output, name):
@@ -148,13 +167,13 @@ def recover(tree):
 
 
 def apply(tree, base, conf=None, patches=PATCHES, log=print, prefix=DEFAULT_PREFIX):
-    """Create branch <prefix><tree>/<topic> for every series, chained from `base`.
+    """Create branch <prefix><tree>/<topic> for every series, from `base` or
+    from the series it builds on, and <prefix>all merging them all.
 
     Returns [(series, patch file, commit)] in apply order.
     """
     conf = conf or load_conf(patches / "series.conf")
     recover(tree)
-    start = base
     applied = []
     git(tree, "checkout", "-q", "--detach", base)
     for t in TREES:
@@ -162,8 +181,10 @@ def apply(tree, base, conf=None, patches=PATCHES, log=print, prefix=DEFAULT_PREF
         if git(tree, "rev-parse", "-q", "--verify", f"refs/heads/{prefix}{t}", check=False):
             log(f"  deleting branch {prefix}{t}: it blocks the {prefix}{t}/<topic> branches")
             git(tree, "branch", "-D", f"{prefix}{t}")
-    for ser in load_series(conf, patches):
+    all_series = load_series(conf, patches)
+    for ser in all_series:
         branch = prefix + ser.name
+        start = prefix + ser.depends if ser.depends else base
         git(tree, "checkout", "-q", "-f", "-B", branch, start)
         for p in ser.patches:
             log(f"  applying [{ser.name}] {p.name}")
@@ -177,12 +198,37 @@ def apply(tree, base, conf=None, patches=PATCHES, log=print, prefix=DEFAULT_PREF
             applied.append((ser, p, git(tree, "rev-parse", "HEAD")))
         desc = f"{ser.cover.subject}\n\n{ser.cover.body}\n" if ser.cover else ""
         git(tree, "config", f"branch.{branch}.description", desc)
-        start = branch
+    merge_all(tree, base, all_series, conf, prefix)
     return applied
 
 
+def merge_all(tree, base, all_series, conf, prefix=DEFAULT_PREFIX):
+    """Branch <prefix>all: every series merged, the patched kernel. Returns its commit.
+
+    With one leaf series it is that series' tip; otherwise one merge commit,
+    committed by the role identity at the newest tip's date, so that the
+    same patches always give the same commit.
+    """
+    tips = [prefix + ser.name for ser in leaves(all_series)] or [base]
+    git(tree, "checkout", "-q", "-f", "-B", prefix + "all", tips[0])
+    if len(tips) > 1:
+        date = max(git(tree, "log", "-1", "--format=%ad", "--date=raw", t) for t in tips)
+        env = role_env(conf, date)
+        env.update(GIT_AUTHOR_NAME=conf["SERIES_AUTHOR_NAME"],
+                   GIT_AUTHOR_EMAIL=conf["SERIES_AUTHOR_EMAIL"], GIT_AUTHOR_DATE=date)
+        res = subprocess.run(["git", "-C", str(tree), "merge", "-q", "--no-ff", "--no-edit",
+                              "-m", "Merge series " + ", ".join(t[len(prefix):] for t in tips),
+                              *tips[1:]], env=env, text=True, capture_output=True)
+        if res.returncode:
+            git(tree, "merge", "--abort", check=False)
+            raise SeriesError(f"the series do not merge ({', '.join(tips)}): they touch the "
+                              f"same lines; make one build on the other (SERIES_BASE_*)\n"
+                              f"{res.stdout}{res.stderr}")
+    return git(tree, "rev-parse", "HEAD")
+
+
 def workspace_series(tree, prefix=DEFAULT_PREFIX):
-    """[(tree, topic, branch)] of the workspace, in chain order."""
+    """[(tree, topic, branch)] of the workspace, in apply order."""
     out = []
     for t in TREES:
         refs = git(tree, "for-each-ref", "--format=%(refname:strip=2)",
@@ -222,13 +268,20 @@ def export(tree, base, outdir=PATCHES, conf=None, identity=None, prefix=DEFAULT_
     chain = workspace_series(tree, prefix)
     if not chain:
         raise SeriesError(f"no {prefix}<tree>/<topic> branches in {tree}: run apply first")
-    prev, canon_prev = base, git(tree, "rev-parse", f"{base}^{{commit}}")
+    canon_base = git(tree, "rev-parse", f"{base}^{{commit}}")
+    canon_of = {}  # branch -> its canonical tip
     outdir = Path(outdir)
     for t in TREES:
         for old in (outdir / t).glob("*/*.patch") if (outdir / t).is_dir() else []:
             old.unlink()
     written = []
     for tree_name, topic, branch in chain:
+        dep = conf.get(base_key(tree_name, topic))
+        if dep and prefix + dep not in canon_of:
+            raise SeriesError(f"{branch} builds on {dep} ({base_key(tree_name, topic)}), "
+                              f"which is not a workspace series before it")
+        prev = prefix + dep if dep else base
+        canon_prev = canon_of[prev] if dep else canon_base
         res = subprocess.run(["git", "-C", str(tree), "merge-base", "--is-ancestor",
                               prev, branch])
         if res.returncode:
@@ -263,7 +316,7 @@ def export(tree, base, outdir=PATCHES, conf=None, identity=None, prefix=DEFAULT_
                 for f in files:
                     f.write_text(substitute_identity(f.read_text(), conf, identity))
             written += files
-        prev, canon_prev = branch, canon
+        canon_of[branch] = canon
     return written
 
 

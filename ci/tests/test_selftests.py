@@ -1,0 +1,121 @@
+"""The selftest list, the expectations and the programs agree; KTAP as the
+tree's Python kselftests print it is read case by case."""
+
+import re
+import sys
+import unittest
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(ROOT / "ci"))
+import selftests_run  # noqa: E402
+
+STATES = {"pass", "fail", "skip"}
+
+
+def cxx_cases(prog):
+    """Case names a C++ selftest program registers, in order."""
+    text = (ROOT / "selftests/progs" / f"{prog}.cpp").read_text()
+    return re.findall(r'suite\.add\("(\w+)"', text)
+
+
+class ExpectationsTest(unittest.TestCase):
+    def setUp(self):
+        self.expect = selftests_run.load_expectations()
+        self.progs = dict(selftests_run.programs())
+
+    def test_every_program_is_listed(self):
+        judged = {p for p, kind in self.progs.items() if kind != "peer"}
+        self.assertEqual(set(self.expect) - judged, set(),
+                         "expectations for programs that programs.txt does not run")
+        self.assertEqual({p for p, kind in self.progs.items() if kind == "peer"} & set(self.expect),
+                         set(), "peer suites have no expectations")
+
+    def test_entries_are_well_formed(self):
+        for prog, cases in self.expect.items():
+            for case, entry in cases.items():
+                with self.subTest(prog=prog, case=case):
+                    self.assertLessEqual(set(entry), {"base", "patched", "why"})
+                    self.assertIn(entry.get("base", "pass"), STATES)
+                    self.assertIn(entry.get("patched", "pass"), STATES)
+                    if entry.get("base", "pass") != "pass":
+                        # What the base kernel shows, not just that it differs.
+                        self.assertTrue(entry.get("why", "").startswith("base: "), entry)
+
+    def test_cxx_cases_match_the_programs(self):
+        # Every case of a C++ program declares both kernels, and every listed
+        # case exists: a renamed case cannot silently lose its expectation.
+        for prog, kind in self.progs.items():
+            src = ROOT / "selftests/progs" / f"{prog}.cpp"
+            if kind != "ktap" or not src.is_file():
+                continue
+            with self.subTest(prog=prog):
+                cases = cxx_cases(prog)
+                self.assertTrue(cases)
+                self.assertEqual(len(cases), len(set(cases)))
+                self.assertEqual(set(cases), set(self.expect.get(prog, {})))
+                for case in cases:
+                    entry = self.expect[prog][case]
+                    self.assertIn("base", entry, case)
+                    self.assertIn("patched", entry, case)
+
+    def test_python_kselftest_case_names(self):
+        # lib/py prints "<script stem>.<function>" for each case, and
+        # "<script stem>.<function>.<variant>" for ksft_variants.
+        for prog, kind in self.progs.items():
+            if not prog.endswith(".py"):
+                continue
+            with self.subTest(prog=prog):
+                self.assertEqual(kind, "ktap")
+                stem = prog[:-3].rsplit(".", 1)[-1]
+                self.assertTrue(self.expect.get(prog))
+                for case in self.expect[prog]:
+                    self.assertRegex(case, rf"^{re.escape(stem)}\.\w+(\.\w+)?$")
+
+    def test_python_kselftest_commands(self):
+        text = (ROOT / "selftests/programs.txt").read_text()
+        for line in text.splitlines():
+            if line.startswith("#") or not line.strip():
+                continue
+            name, _, cmd = line.split(None, 2)
+            if not name.endswith(".py"):
+                continue
+            with self.subTest(prog=name):
+                path, script = name[:-3].rsplit(".", 1)
+                self.assertIn(f"cd @TREE@/tools/testing/selftests/{path.replace('.', '/')} && "
+                              f"./{script}.py", cmd)
+
+    def test_listed_cases_of_judged_programs(self):
+        progs = [("a", "ktap"), ("t", "peer")]
+        expect = {"a": {"x": {}, "y": {}}, "t": {"z": {}}, "gone": {"w": {}}}
+        self.assertEqual(selftests_run.expected_cases(expect, progs), {("a", "x"), ("a", "y")})
+
+
+class LibPyKtapTest(unittest.TestCase):
+    OUT = ("TAP version 13\n1..4\n"
+           "# Exception| Traceback (most recent call last):\n"
+           "ok 1 dummy_queues.channels_get\n"
+           "not ok 2 dummy_queues.qstats_per_queue\n"
+           "ok 3 dummy_queues.qstats_bound # SKIP netdevsim not available\n"
+           "ok 4 dummy_queues.channels_set # XFAIL known\n"
+           "# Totals: pass:1 fail:1 xfail:1 xpass:0 skip:1 error:0\n")
+
+    def test_parse(self):
+        self.assertEqual(selftests_run.parse_ktap(self.OUT), {
+            "dummy_queues.channels_get": ("pass", ""),
+            "dummy_queues.qstats_per_queue": ("fail", ""),
+            "dummy_queues.qstats_bound": ("skip", "netdevsim not available"),
+            "dummy_queues.channels_set": ("pass", "")})
+
+    def test_colour_codes_are_ignored(self):
+        out = ("\x1b[32mok 1 dummy_queues.channels_get\x1b[0m\n"
+               "\x1b[31mnot ok 2 dummy_queues.channels_set\x1b[0m\n"
+               "\x1b[33mok 3 dummy_queues.qstats_bound # SKIP no\x1b[0m\n")
+        self.assertEqual(selftests_run.parse_ktap(out), {
+            "dummy_queues.channels_get": ("pass", ""),
+            "dummy_queues.channels_set": ("fail", ""),
+            "dummy_queues.qstats_bound": ("skip", "no")})
+
+
+if __name__ == "__main__":
+    unittest.main()
