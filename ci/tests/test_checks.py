@@ -80,6 +80,23 @@ class CommitChecksTest(unittest.TestCase):
         self.assertEqual(checks.fixes(self.repo, sha, "net", {}).status, "fail")
         self.assertEqual(checks.fixes(self.repo, sha, "net-next", {}).status, "pass")
 
+    def test_net_selftest_patch_needs_no_fixes_tag(self):
+        d = self.repo / "tools/testing/selftests/net"
+        d.mkdir(parents=True)
+        (d / "t.py").write_text("pass\n")
+        self.git("add", "-A")
+        self.git("commit", "-q", "-m", "selftests: net: a test")
+        sha = self.git("rev-parse", "HEAD").strip()
+        res = checks.fixes(self.repo, sha, "net", {})
+        self.assertEqual(res.status, "pass")
+        self.assertIn("only adds or changes selftests", res.message)
+        # A fix touching code and its test still needs the tag.
+        (d / "t.py").write_text("pass  # more\n")
+        (self.repo / "f.c").write_text("int c;\n")
+        self.git("commit", "-q", "-a", "-m", "net: fix and test")
+        sha = self.git("rev-parse", "HEAD").strip()
+        self.assertEqual(checks.fixes(self.repo, sha, "net", {}).status, "fail")
+
     def test_series_checks(self):
         res = checks.series_checks([("net/x", "net", ["[PATCH net] a: b"], False),
                                     ("net-next/y", "net-next",
