@@ -19,6 +19,9 @@ PACKAGES=(
 	qemu-system-x86 busybox-static iproute2 ethtool python3-pyroute2 python3-scapy
 	# C++ selftests and tools
 	cmake g++ libmnl-dev libgtest-dev clang-format clang-tidy
+	nlohmann-json3-dev libcli11-dev libtracefs-dev pkg-config
+	# Python lint of the glue
+	flake8
 	# reports
 	gnuplot-nox
 )
