@@ -100,8 +100,8 @@ class BenchTest(unittest.TestCase):
     def test_s1_same_setup_on_both_kernels_with_and_without_xps(self):
         rows = {c.key: c for c in bench.COMPARISONS}
         s1 = {k: c for k, c in rows.items() if k.startswith("S1") and "queues" not in k}
-        self.assertEqual(sorted(s1), ["S1", "S1-ring", "S1-ring-xps", "S1-udp", "S1-udp-xps",
-                                      "S1-xps"])
+        self.assertEqual(sorted(s1), ["S1", "S1-flows", "S1-ring", "S1-ring-xps", "S1-udp",
+                                      "S1-udp-xps", "S1-xps"])
         for key, c in s1.items():
             with self.subTest(key):
                 # base -> patched on one and the same scenario: numtxqueues N + mq.

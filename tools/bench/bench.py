@@ -55,6 +55,15 @@ COMPARISONS = [
     Comparison("S1-queues-base", "base kernel: 1 TX queue + pfifo_fast -> N queues + mq, "
                "XPS CPU i -> tx-i", ("base", "s1_1q_pfifo_fast"), ("base", "s1_nq_mq_xps"),
                "report"),
+    Comparison("S1-queues-noxps-patched", "patched kernel: 1 TX queue + pfifo_fast -> N queues "
+               "+ mq, no XPS (one flow per pktgen thread)", ("patched", "s1_1q_pfifo_fast"),
+               ("patched", "s1_nq_mq"), "report"),
+    Comparison("S1-flows", "pktgen thread per CPU, 1024 flows each, numtxqueues N + mq, no XPS: "
+               "base -> patched", ("base", "s1_flows_nq_mq"), ("patched", "s1_flows_nq_mq"),
+               ">= 0.97", lo=0.97),
+    Comparison("S1-flows-queues-patched", "patched kernel, 1024 flows per thread, no XPS: "
+               "1 TX queue + pfifo_fast -> N queues + mq", ("patched", "s1_flows_1q_pfifo_fast"),
+               ("patched", "s1_flows_nq_mq"), "report"),
     Comparison("S1-ring", "TX_RING sender per CPU, numtxqueues N + mq, no XPS: base -> patched",
                ("base", "s1_ring_nq_mq"), ("patched", "s1_ring_nq_mq"), "report"),
     Comparison("S1-ring-xps", "TX_RING sender per CPU, numtxqueues N + mq, XPS CPU i -> tx-i: "

@@ -153,6 +153,19 @@ s1_1q_pfifo_fast() {
 	tc qdisc replace dev d0 root pfifo_fast
 	measure "${FUNCNAME[0]}" d0 "$ncpu" --xps
 }
+# S1 with many flows per pktgen thread (random UDP source port), no XPS: the
+# flow hash spreads packets over the queues, as for routed or forwarded traffic.
+s1_flows_1q_pfifo_fast() {
+	dev_add d0 1
+	tc qdisc replace dev d0 root pfifo_fast
+	measure "${FUNCNAME[0]}" d0 "$ncpu" --flows 1024
+}
+s1_flows_nq_mq() {
+	dev_add d0 "$nq"
+	root_mq "${FUNCNAME[0]}" d0 || return
+	xps_unset "${FUNCNAME[0]}" d0 || return
+	measure "${FUNCNAME[0]}" d0 "$ncpu" --flows 1024
+}
 # S1 with user-space senders, one per CPU (seed 1 used trafgen's TX_RING).
 s1_ring_nq_mq() {
 	dev_add d0 "$nq"
