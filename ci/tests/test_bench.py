@@ -85,10 +85,12 @@ class BenchTest(unittest.TestCase):
             self.assertAlmostEqual(rows["S3"]["ratio_median"], 1.1)
             # Same setup on both kernels: the ratio is the kernels' difference alone.
             self.assertAlmostEqual(rows["S1"]["ratio_median"], 1.1)
-            self.assertTrue(rows["S1"]["meets_target"])
+            self.assertEqual(rows["S1"]["verdict"], "met")
+            self.assertEqual((rows["S1"]["ratio_ci_low"], rows["S1"]["ratio_ci_width"]),
+                             (rows["S1"]["ratio_median"], 0))
             self.assertAlmostEqual(rows["S1-xps"]["ratio_median"], 1.1)
             self.assertAlmostEqual(rows["S1-queues-patched"]["ratio_median"], 2.0)
-            self.assertFalse(rows["S2-fresh"]["meets_target"] is None)
+            self.assertIsNotNone(rows["S2-fresh"]["verdict"])
             md = (Path(tmp) / "out/bench.md").read_text()
             self.assertIn("not hardware numbers", md)
             self.assertIn("| S3 |", md)
@@ -96,6 +98,49 @@ class BenchTest(unittest.TestCase):
             self.assertEqual(len(saved["runs"]), 3)
             for svg in svgs:
                 self.assertIn("<svg", svg.read_text())
+
+    def test_verdicts_and_intervals_in_report_and_json(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            data, _, _ = self.run_both(tmp)
+            rows = {r["key"]: r for r in data["comparisons"]}
+            # 1.1x everywhere base -> patched: S2-restore's ">= 1.5x" is not met.
+            self.assertEqual(rows["S2-restore"]["verdict"], "not met")
+            self.assertEqual(rows["S2-fresh"]["verdict"], "met")
+            self.assertEqual(rows["S1-flows"]["verdict"], "met")
+            md = (Path(tmp) / "out/bench.md").read_text()
+            self.assertIn("Targets: 6 met, 1 not met (S2-restore), 0 inconclusive.", md)
+            self.assertIn("| B/A 95% CI (width) | target | verdict |", md)
+            self.assertRegex(md, r"\| S2-restore \| .* \| 1\.100-1\.100 \(0\.000\) \| "
+                                 r">= 1\.5x \| \*\*NOT MET\*\* \|")
+            self.assertRegex(md, r"\| S1-ring \| .* \| report \| - \|")
+            saved = json.loads((Path(tmp) / "out/bench.json").read_text())
+            self.assertEqual(saved["bootstrap"]["resamples"], 10000)
+            self.assertEqual(saved["comparisons"], data["comparisons"])
+
+    def test_boot_order_and_pinning_recorded(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            data, _, _ = self.run_both(tmp)
+            env = data["environment"]
+            self.assertEqual(env["boot_order"], [["base", "patched"], ["patched", "base"],
+                                                 ["base", "patched"]])
+            self.assertFalse(env["vcpu_pinning"]["requested"])
+            md = (Path(tmp) / "out/bench.md").read_text()
+            self.assertIn("Boot order: base/patched, patched/base, base/patched", md)
+            self.assertIn("the base boots first 2 times, the patched kernel 1)", md)
+            self.assertIn("vCPU threads not pinned", md)
+
+    def test_pinning_requested_on_a_kernel_without_vcpu_threads(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            args = self.args(tmp, fake_kernel(tmp, "base", 1.0), fake_kernel(tmp, "patched", 1.0),
+                             1)
+            args.pin_vcpus = True
+            data, _, errors = bench.run(args, log=lambda m: None)
+            self.assertEqual(errors, [])
+            pin = data["environment"]["vcpu_pinning"]
+            # The stand-in is one thread: nothing to pin, the run goes on.
+            self.assertEqual((pin["requested"], pin["boots"], pin["pinned"]), (True, 2, 0))
+            md = (Path(tmp) / "out/bench.md").read_text()
+            self.assertIn("pinned one to one to host CPUs in 0 of 2 boots", md)
 
     def test_s1_same_setup_on_both_kernels_with_and_without_xps(self):
         rows = {c.key: c for c in bench.COMPARISONS}
@@ -142,7 +187,7 @@ class BenchTest(unittest.TestCase):
             rows = {r["key"]: r for r in data["comparisons"]}
             for key in ("S1-ring", "S1-ring-xps", "S1-udp", "S1-udp-xps"):
                 self.assertAlmostEqual(rows[key]["ratio_median"], 1.1)
-                self.assertIsNone(rows[key]["meets_target"])
+                self.assertIsNone(rows[key]["verdict"])
 
     def test_tracepoints_in_environment_and_report(self):
         with tempfile.TemporaryDirectory() as tmp:

@@ -25,7 +25,8 @@ class WarningTest(unittest.TestCase):
 
     def test_duplicates_count(self):
         w = "a.c:1:1: warning: same\n"
-        self.assertEqual(len(checks.new_warnings(checks.warnings_of(w), checks.warnings_of(w * 3))), 2)
+        new = checks.new_warnings(checks.warnings_of(w), checks.warnings_of(w * 3))
+        self.assertEqual(len(new), 2)
 
     def test_sparse_split(self):
         self.assertTrue(checks.is_sparse("a.c: warning: incorrect type in assignment"))

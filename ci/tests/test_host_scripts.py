@@ -27,7 +27,8 @@ class FetchTest(unittest.TestCase):
         shutil.rmtree(self.cache)
 
     def test_checksum_mismatch(self):
-        env = dict(line.split("=", 1) for line in (ROOT / "kernel/base.env").read_text().splitlines()
+        lines = (ROOT / "kernel/base.env").read_text().splitlines()
+        env = dict(line.split("=", 1) for line in lines
                    if line and not line.startswith("#") and "=" in line)
         name = f"{env['BASE_PACKAGE']}_{env['BASE_VERSION'].replace('~', '_')}.tar.xz"
         (self.cache / "tarballs").mkdir()
@@ -39,7 +40,8 @@ class FetchTest(unittest.TestCase):
 
     def test_registry_unreachable(self):
         res = run(["bash", str(ROOT / "kernel/fetch-base.sh")],
-                  {"PROJECT_CACHE": str(self.cache), "APT_PRIVATE_URI": "http://127.0.0.1:9/debian"})
+                  {"PROJECT_CACHE": str(self.cache),
+                   "APT_PRIVATE_URI": "http://127.0.0.1:9/debian"})
         self.assertNotEqual(res.returncode, 0)
         self.assertIn("registry unreachable", res.stderr)
         self.assertNotIn("BASE_TARBALL=", res.stdout)

@@ -81,7 +81,8 @@ class SeriesTest(unittest.TestCase):
         self.assertIn("base-commit: ", cover)
         fix = next((self.patches / "net/drv-fix").glob("*.patch")).read_text()
         self.assertIn("Subject: [PATCH net] drv: fix line one", fix)
-        self.assertNotIn("cover-letter", " ".join(p.name for p in (self.patches / "net/drv-fix").iterdir()))
+        names = " ".join(p.name for p in (self.patches / "net/drv-fix").iterdir())
+        self.assertNotIn("cover-letter", names)
         more = [p.name for p in (self.patches / "net-next/zz-more").glob("*.patch")]
         self.assertEqual(more, ["0001-drv-more.patch"])
         self.assertEqual([s.name for s in series.load_series(self.conf, self.patches)],
@@ -106,7 +107,8 @@ class SeriesTest(unittest.TestCase):
         # The same patches give the same merge commit.
         again = make_base(self.tmp / "merged-again")
         series.apply(again, "base", conf=self.conf, patches=self.patches, log=lambda m: 0)
-        self.assertEqual(git(tree, "rev-parse", "series/all"), git(again, "rev-parse", "series/all"))
+        self.assertEqual(git(tree, "rev-parse", "series/all"),
+                         git(again, "rev-parse", "series/all"))
 
     def test_unknown_base_series_is_refused(self):
         conf = dict(self.conf, SERIES_BASE_NET_NEXT_ZZ_MORE="net/nonexistent")
@@ -159,14 +161,16 @@ class SeriesTest(unittest.TestCase):
 
     def test_send_prep_substitutes_identity(self):
         out = self.tmp / "send"
-        series.export(self.dev, "base", out, conf=self.conf, identity=("Ann Dev", "ann@example.org"))
+        series.export(self.dev, "base", out, conf=self.conf,
+                      identity=("Ann Dev", "ann@example.org"))
         text = "".join(self.files(out).values())
         self.assertNotIn("Role Identity", text)
         self.assertIn("From: Ann Dev <ann@example.org>", text)
         self.assertIn("Signed-off-by: Ann Dev <ann@example.org>", text)
 
     def test_cover_parse(self):
-        cover = series.parse_cover(next((self.patches / "net-next/drv-features").glob("*0000-cover*")))
+        cover = series.parse_cover(
+            next((self.patches / "net-next/drv-features").glob("*0000-cover*")))
         self.assertEqual(cover.subject, "drv: three features")
         self.assertTrue(cover.body.startswith("Why they matter."))
         self.assertTrue(cover.body.rstrip().endswith("- reworded"))

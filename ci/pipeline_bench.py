@@ -1,0 +1,78 @@
+"""The bench stage (main mode): UML kernels of the base and the patched tree
+built, then tools/bench/bench.py boots them alternately. The stage fails on
+a scenario without result or a target "not met" with confidence; an
+inconclusive target is reported (a skipped case), not failed."""
+
+import argparse
+import os
+
+from pipeline_common import ROOT, BuildProgress, StageFailed, log, sh
+from pipeline_tree import TreeStages
+import report
+
+
+def bench_cases(comparisons):
+    """One case per comparison from bench.json's comparisons, and the keys of
+    the targets not met. No data fails; "not met" fails; "inconclusive" is a
+    skip; met and report-only comparisons pass."""
+    cases, not_met = [], []
+    for r in comparisons:
+        if not r["repetitions"]:
+            cases.append(report.Case("bench", r["key"], "fail", f"no data, target {r['target']}"))
+            continue
+        text = (f"{r['ratio_median']:.2f}x, 95% CI {r['ratio_ci_low']:.3f}-"
+                f"{r['ratio_ci_high']:.3f}, target {r['target']}")
+        verdict = r.get("verdict")
+        if verdict == "not met":
+            not_met.append(r["key"])
+            cases.append(report.Case("bench", r["key"], "fail", f"{text}: NOT met"))
+        elif verdict == "inconclusive":
+            cases.append(report.Case("bench", r["key"], "skip", f"{text}: inconclusive"))
+        else:
+            cases.append(report.Case("bench", r["key"], "pass",
+                                     f"{text}: met" if verdict == "met" else text))
+    return cases, not_met
+
+
+def verdict_counts(comparisons):
+    """"3 met, 1 not met, 2 inconclusive" over the comparisons with a target."""
+    verdicts = [r.get("verdict") for r in comparisons if r.get("verdict")]
+    return ", ".join(f"{verdicts.count(v)} {v}" for v in ("met", "not met", "inconclusive"))
+
+
+class BenchStages(TreeStages):
+    def stage_bench(self, st):
+        import bench  # noqa: PLC0415
+        uml = ROOT / "kernel/configs/uml-bench.config"
+        kernels = {}
+        tip = self.tip
+        for label, name, rev in (("base", "base", self.base["BASE_TAG"]),
+                                 ("patched", "series", tip)):
+            src = self.ws / name / "src"
+            self.checkout(src, rev)
+            out = self.ws / name / "build-um-bench"
+            sh(["bash", str(ROOT / "kernel/build.sh"), str(src), str(out), "um", str(uml)],
+               self.logfile(f"build-um-{label}"), env={"KCONFIG_BASE": "defconfig"},
+               progress=BuildProgress(f"UML {label}"))
+            kernels[label] = out / "linux"
+        args = argparse.Namespace(
+            base_kernel=kernels["base"], patched_kernel=kernels["patched"],
+            mqbench=ROOT / "build/cxx/tools/bench/mqbench", out=self.results / "bench",
+            repetitions=int(os.environ.get("BENCH_REPETITIONS", "7")),
+            seconds=float(os.environ.get("BENCH_SECONDS", "3")), cpus=2, timeout=900,
+            scenarios=bench.SCENARIOS,
+            base_desc=f"{self.base.get('BASE_PACKAGE')} {self.base.get('BASE_VERSION')}",
+            devcost=True, pin_vcpus=os.environ.get("BENCH_PIN_VCPUS") == "1")
+        log(f"  {args.repetitions} repetitions x {len(args.scenarios)} scenarios x 2 kernels")
+        data, _, errors = bench.run(args, log=log)
+        log((self.results / "bench/bench.md").read_text())
+        cases, not_met = bench_cases(data["comparisons"])
+        st.cases.extend(cases)
+        st.summary = (f"{args.repetitions} repetitions; targets: "
+                      f"{verdict_counts(data['comparisons'])}; "
+                      f"report {self.results / 'bench/bench.md'}"
+                      + (f"; {len(errors)} scenario error(s)" if errors else ""))
+        if errors or not_met:
+            raise StageFailed(st.summary
+                              + (f"\ntargets not met: {', '.join(not_met)}" if not_met else "")
+                              + ("\n" + "\n".join(errors[:10]) if errors else ""))

@@ -1,0 +1,100 @@
+"""What every pipeline stage uses: paths, the Stage record and its errors,
+and the process helpers (log, sh, BuildProgress).
+
+The stages themselves live in one module per job (pipeline_host, pipeline_tree,
+pipeline_checks, pipeline_boot, pipeline_bench); ci/pipeline.py puts them
+together and runs them.
+"""
+
+import os
+import re
+import subprocess
+import sys
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+# The project's Python modules, importable from the stages and from the
+# pipeline's own tests (host-tests passes the same list as PYTHONPATH).
+PYTHONPATH = [str(ROOT / "tools/series"), str(ROOT / "ci"), str(ROOT / "kunit"),
+              str(ROOT / "tools/bench")]
+sys.path[:0] = PYTHONPATH
+
+CACHE = Path(os.environ.get("PROJECT_CACHE",
+                            Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache"))
+                            / "mqbypass"))
+WS = CACHE / "ws"
+FRAGMENTS = [ROOT / "kernel/configs/vng.config", ROOT / "kernel/configs/net-tests.config"]
+BRANCH_PREFIX = "ci/"
+
+
+class StageFailed(Exception):
+    pass
+
+
+class UsageError(Exception):
+    """A request the pipeline cannot run as given (e.g. an unknown stage)."""
+
+
+@dataclass
+class Stage:
+    name: str
+    status: str = "skip"  # pass | fail | skip
+    seconds: float = 0.0
+    summary: str = ""
+    cases: list = field(default_factory=list)  # report.Case
+    details: str = ""  # preformatted text for the summary, e.g. the VM matrix
+
+
+def log(msg=""):
+    print(msg, flush=True)
+
+
+def sh(cmd, log_path=None, cwd=None, env=None, check=True, progress=None):
+    """Run a command, output to log_path; optional progress(line) callback."""
+    env = {**os.environ, "PROJECT_CACHE": str(CACHE), **(env or {})}
+    out = open(log_path, "a") if log_path else None
+    lines = []
+    with subprocess.Popen(cmd, cwd=cwd, env=env, text=True, errors="replace",
+                          stdout=subprocess.PIPE, stderr=subprocess.STDOUT) as proc:
+        for line in proc.stdout:
+            lines.append(line)
+            if out:
+                out.write(line)
+            if progress:
+                progress(line.rstrip("\n"))
+        code = proc.wait()
+    if out:
+        out.close()
+    text = "".join(lines)
+    if check and code:
+        tail = "\n".join(text.strip().splitlines()[-15:])
+        raise StageFailed(f"{' '.join(map(str, cmd))} exited {code}\n{tail}")
+    return code, text
+
+
+class BuildProgress:
+    """Print a line every N compiled objects instead of make's full output."""
+
+    def __init__(self, label, every=250):
+        self.label, self.every, self.n, self.t0 = label, every, 0, time.monotonic()
+
+    def __call__(self, line):
+        if re.match(r"^\s+(CC|LD|AR|AS)\b", line):
+            self.n += 1
+            if self.n % self.every == 0:
+                log(f"    {self.label}: {self.n} objects, {time.monotonic() - self.t0:.0f}s")
+        elif re.search(r"\berror\b|^warning: config", line):
+            log(f"    {line}")
+
+
+class StageSet:
+    """Base of the per-job stage classes. A stage is a method stage_<name>(st)
+    filling in st (summary, cases) and raising StageFailed on failure. The
+    state stages hand on (set up by pipeline.Pipeline) is on self: mode,
+    results, base (BASE_* of the base tree), ws, series_tree, tip_commit,
+    applied, patch_reports, series_results."""
+
+    def logfile(self, name):
+        return self.results / "logs" / f"{name}.log"

@@ -1,0 +1,198 @@
+"""The host job: packages (setup), the C++ build (userspace), and the host
+tests: ctest from its JUnit output, the pipeline's own tests (ci/tests/), and
+the lint (shellcheck, clang-format, flake8, clang-tidy)."""
+
+import hashlib
+import os
+import re
+import subprocess
+import sys
+import time
+import xml.etree.ElementTree as ET
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+from pipeline_common import CACHE, PYTHONPATH, ROOT, StageFailed, StageSet, sh
+import report
+
+BUILD = ROOT / "build/cxx"
+
+
+def ctest_cases(path):
+    """The cases of ctest's JUnit file (ctest --output-junit), or None when
+    there is no readable file. ctest's status attribute: run, fail, notrun
+    (skipped), disabled."""
+    try:
+        root = ET.parse(path).getroot()
+    except (OSError, ET.ParseError):
+        return None
+    cases = []
+    for tc in root.iter("testcase"):
+        out = (tc.findtext("system-out") or "").strip()
+        failure, skipped = tc.find("failure"), tc.find("skipped")
+        if failure is not None or tc.get("status") == "fail":
+            status = "fail"
+            message = (failure.get("message") if failure is not None else "") or out[-500:]
+        elif skipped is not None or tc.get("status") in ("notrun", "disabled"):
+            status = "skip"
+            message = (skipped.get("message") if skipped is not None else "") or tc.get("status")
+        else:
+            status, message = "pass", ""
+        cases.append(report.Case("host.ctest", tc.get("name", "?"), status, message,
+                                 out[-2000:] if status == "fail" else ""))
+    return cases
+
+
+def python_files(files):
+    """The repository's Python files flake8 checks: all but the series' patches."""
+    return [f for f in files if f.endswith(".py") and not f.startswith("patches/")]
+
+
+TIDY_FINDING = re.compile(r"^(?P<file>[^\s:][^:]*):(?P<line>\d+):(?P<col>\d+): "
+                          r"(?P<kind>warning|error): (?P<msg>.*?)(?: \[(?P<check>[\w.,-]+)\])?$")
+
+
+def tidy_findings(text, root=ROOT):
+    """clang-tidy's diagnostics in its output, once each (a header's finding
+    comes once per file that includes it), paths relative to root."""
+    found = set()
+    for line in text.splitlines():
+        m = TIDY_FINDING.match(line.strip())
+        if m:
+            path = m["file"]
+            if path.startswith(f"{root}/"):
+                path = path[len(str(root)) + 1:]
+            found.add(f"{path}:{m['line']}:{m['col']}: {m['kind']}: {m['msg']}"
+                      + (f" [{m['check']}]" if m["check"] else ""))
+    return sorted(found, key=lambda f: (f.split(":")[0], int(f.split(":")[1]), f))
+
+
+def run_clang_tidy(files, build, jobs, log_path=None):
+    """clang-tidy (the repository's .clang-tidy, flags from build's
+    compile_commands.json) on each file, jobs at a time. Returns (findings,
+    seconds, files whose run failed: clang-tidy exits non-zero when a file
+    does not compile)."""
+    t0 = time.monotonic()
+
+    def one(f):
+        p = subprocess.run(["clang-tidy", "-p", str(build), "--quiet", str(f)], cwd=ROOT,
+                           text=True, errors="replace", capture_output=True)
+        return f, p.returncode, p.stdout + p.stderr
+
+    with ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
+        results = list(pool.map(one, files))
+    text = "".join(out for _, _, out in results)
+    if log_path:
+        with open(log_path, "a") as f:
+            f.write(f"clang-tidy -p {build} on {len(files)} files\n{text}")
+    failed = [f for f, code, _ in results if code]
+    return tidy_findings(text), time.monotonic() - t0, failed
+
+
+def tidy_key(files, build, version):
+    """What a clang-tidy result depends on, hashed: its version, .clang-tidy,
+    the compile commands and every C++ file (by path and content)."""
+    h = hashlib.sha256(version.encode())
+    for path in [ROOT / ".clang-tidy", Path(build) / "compile_commands.json", *sorted(files)]:
+        h.update(f"\0{path}\0".encode())
+        try:
+            h.update(Path(path).read_bytes())
+        except OSError:
+            h.update(b"missing")
+    return h.hexdigest()
+
+
+class HostStages(StageSet):
+    def stage_setup(self, st):
+        sh(["bash", str(ROOT / "ci/setup-host.sh")], self.logfile("setup"))
+        st.summary = "host packages present"
+
+    def stage_userspace(self, st):
+        env = {"CCACHE_DIR": str(CACHE / "ccache")}
+        # compile_commands.json is what clang-tidy in host-tests reads.
+        sh(["cmake", "-S", str(ROOT), "-B", str(BUILD), "-DCMAKE_BUILD_TYPE=Release",
+            "-DCMAKE_CXX_COMPILER_LAUNCHER=ccache", "-DCMAKE_EXPORT_COMPILE_COMMANDS=ON"],
+           self.logfile("userspace"), env=env)
+        sh(["cmake", "--build", str(BUILD), f"-j{os.cpu_count()}"], self.logfile("userspace"),
+           env=env)
+        st.summary = f"C++ selftests and tools built in {BUILD}"
+
+    def stage_host_tests(self, st):
+        junit = self.results / "ctest.xml"
+        junit.unlink(missing_ok=True)
+        code, out = sh(["ctest", "--test-dir", str(BUILD), "--output-on-failure",
+                        "--output-junit", str(junit)], self.logfile("host-tests"), check=False)
+        ctest = ctest_cases(junit)
+        if ctest:
+            st.cases.extend(ctest)
+            n = {k: sum(c.status == k for c in ctest) for k in ("pass", "fail", "skip")}
+            ctest_text = (f"ctest: {n['pass']}/{n['pass'] + n['fail']} passed"
+                          + (f" ({n['skip']} skipped)" if n["skip"] else ""))
+        else:
+            st.cases.append(report.Case("host", "ctest", "fail",
+                                        f"no test results in {junit}: {out[-500:]}"))
+            ctest_text = "ctest: no results"
+        tests = str(ROOT / "ci/tests")
+        pcode, pout = sh([sys.executable, "-m", "unittest", "discover", "-s", tests, "-t", tests,
+                          "-v"],
+                         self.logfile("host-tests"), check=False,
+                         env={"PYTHONPATH": os.pathsep.join(PYTHONPATH)})
+        pm = re.search(r"Ran (\d+) tests?", pout)
+        for line in pout.splitlines():
+            mm = re.match(r"^(test\w+) \(([\w.]+)\).*\.\.\. (ok|FAIL|ERROR|skipped.*)$", line)
+            if mm:
+                status = {"ok": "pass", "FAIL": "fail", "ERROR": "fail"}.get(mm[3], "skip")
+                st.cases.append(report.Case("host.pipeline", f"{mm[2]}.{mm[1]}", status, ""))
+        lint = self.lint(st)
+        st.summary = (f"{ctest_text}; pipeline self-tests: "
+                      f"{pm[1] if pm else 0} run, {'ok' if pcode == 0 else 'FAILED'}; "
+                      f"lint: {'ok' if not lint else 'FAILED ' + ', '.join(lint)}")
+        if code or not ctest or pcode or not pm or lint:
+            raise StageFailed(st.summary)
+
+    def lint(self, st):
+        """shellcheck on the shell glue, clang-format and clang-tidy on the C++
+        sources, flake8 on the Python; the names of the failing ones."""
+        failed = []
+        files = subprocess.check_output(["git", "-C", str(ROOT), "ls-files", "-co",
+                                         "--exclude-standard"], text=True).split()
+        shell = [str(ROOT / f) for f in files if f.endswith(".sh") or f == ".ci/run"]
+        cxx = [str(ROOT / f) for f in files if f.endswith((".cpp", ".hpp"))]
+        # flake8 reads its settings (.flake8) from the working directory.
+        for name, cmd in (("shellcheck", ["shellcheck", "-x", *shell]),
+                          ("clang-format", ["clang-format", "--dry-run", "--Werror", *cxx]),
+                          ("flake8", ["flake8", *python_files(files)])):
+            code, out = sh(cmd, self.logfile("host-tests"), cwd=ROOT, check=False)
+            st.cases.append(report.Case("host.lint", name, "pass" if code == 0 else "fail",
+                                        out[-1000:]))
+            if code:
+                failed.append(name)
+        if not self.clang_tidy(st, cxx):
+            failed.append("clang-tidy")
+        return failed
+
+    def clang_tidy(self, st, cxx):
+        """clang-tidy on the .cpp files; headers are checked through the files
+        that include them (.clang-tidy's HeaderFilterRegex). It takes minutes
+        (about 9 s of CPU per file), so a run whose inputs are those of the
+        last clean run is skipped."""
+        sources = [f for f in cxx if f.endswith(".cpp")]
+        _, version = sh(["clang-tidy", "--version"], check=False)
+        key = tidy_key(cxx, BUILD, version)
+        stamp = CACHE / "clang-tidy-clean"
+        if stamp.is_file() and stamp.read_text().strip() == key:
+            st.cases.append(report.Case("host.lint", "clang-tidy", "pass",
+                                        "no C++ change since the last clean run"))
+            return True
+        findings, seconds, broken = run_clang_tidy(sources, BUILD, os.cpu_count() or 1,
+                                                   self.logfile("host-tests"))
+        ok = not findings and not broken
+        broken = [os.path.relpath(f, ROOT) for f in broken]
+        message = (f"{len(findings)} finding(s) in {len(sources)} files, {seconds:.0f}s"
+                   + (f"; failed on {', '.join(broken)}" if broken else ""))
+        st.cases.append(report.Case("host.lint", "clang-tidy", "pass" if ok else "fail",
+                                    message, "\n".join(findings)[-4000:]))
+        if ok:
+            stamp.parent.mkdir(parents=True, exist_ok=True)
+            stamp.write_text(key + "\n")
+        return ok

@@ -1,0 +1,105 @@
+"""The kernel trees: the base (fetched or the user's), the series applied on
+it, the base kernel built; and the worktree and build helpers the later
+stages use."""
+
+import hashlib
+import os
+import re
+import shutil
+import subprocess
+from pathlib import Path
+
+from pipeline_common import (BRANCH_PREFIX, CACHE, FRAGMENTS, ROOT, BuildProgress, StageFailed,
+                             StageSet, log, sh)
+import report
+import series
+
+
+class TreeStages(StageSet):
+    # -- helpers --------------------------------------------------------
+    def build(self, src, out, label, args=(), check=True):
+        cmd = ["bash", str(ROOT / "kernel/build.sh"), str(src), str(out), "x86_64",
+               *map(str, FRAGMENTS), "--", *args]
+        return sh(cmd, self.logfile(label), check=check, progress=BuildProgress(label))
+
+    def worktree(self, name, rev):
+        """A worktree of the base repository at WS/name/src, recovered and reset."""
+        path = self.ws / name / "src"
+        repo = self.base["BASE_REPO"]
+        subprocess.run(["git", "-C", repo, "worktree", "prune"], check=False)
+        if not (path / ".git").exists():
+            if path.exists():
+                shutil.rmtree(path)
+            path.parent.mkdir(parents=True, exist_ok=True)
+            sh(["git", "-C", repo, "worktree", "add", "-q", "--detach", str(path), rev])
+        series.recover(path)
+        sh(["git", "-C", str(path), "checkout", "-q", "-f", "--detach", rev])
+        sh(["git", "-C", str(path), "clean", "-qfdx"])
+        return path
+
+    @property
+    def tip(self):
+        """Every series applied (series.merge_all): the patched kernel."""
+        return self.tip_commit
+
+    @staticmethod
+    def checkout(tree, rev):
+        sh(["git", "-C", str(tree), "checkout", "-q", "--detach", rev])
+
+    # -- stages ---------------------------------------------------------
+    def stage_base(self, st):
+        if self.kernel_src:
+            src = Path(self.kernel_src).resolve()
+            rev = os.environ.get("KERNEL_BASE", "HEAD")
+            _, sha = sh(["git", "-C", str(src), "rev-parse", f"{rev}^{{commit}}"])
+            self.base = {"BASE_PACKAGE": "git", "BASE_VERSION": sha.strip(), "BASE_PINNED": "no",
+                         "BASE_REPO": str(src), "BASE_TAG": sha.strip(), "BASE_SOURCE": str(src)}
+            # Worktrees of the user's repository live apart from the pinned base's.
+            digest = hashlib.sha256(str(src).encode()).hexdigest()[:12]
+            self.ws = CACHE / f"ws-{digest}"
+            st.summary = f"user tree {src} at {sha.strip()[:12]}"
+            return
+        _, out = sh(["bash", str(ROOT / "kernel/fetch-base.sh")], self.logfile("base"))
+        self.base = dict(re.findall(r"^(BASE_\w+)=(.*)$", out, re.M))
+        if self.base.get("BASE_PINNED") != "yes":
+            log(f"  WARNING: pinned base unavailable, using {self.base['BASE_PACKAGE']} "
+                f"{self.base['BASE_VERSION']}")
+        _, out = sh(["bash", str(ROOT / "kernel/import-base.sh"), self.base["BASE_PACKAGE"],
+                     self.base["BASE_VERSION"], self.base["BASE_TARBALL"],
+                     self.base["BASE_TARBALL_SHA256"]], self.logfile("base"))
+        self.base.update(re.findall(r"^(BASE_\w+)=(.*)$", out, re.M))
+        st.summary = (f"{self.base['BASE_PACKAGE']} {self.base['BASE_VERSION']} "
+                      f"({'pinned' if self.base['BASE_PINNED'] == 'yes' else 'FALLBACK'}), "
+                      f"sha256 {self.base['BASE_TARBALL_SHA256'][:16]}")
+
+    def stage_apply(self, st):
+        tree = self.worktree("series", self.base["BASE_TAG"])
+        applied = series.apply(tree, self.base["BASE_TAG"], prefix=BRANCH_PREFIX,
+                               log=lambda m: log(m))
+        if not applied:
+            raise StageFailed("the series is empty: nothing to check")
+        self.applied = applied
+        self.tip_commit = series.git(tree, "rev-parse", f"{BRANCH_PREFIX}all")
+        for ser, patch, _ in applied:
+            st.cases.append(report.Case("apply", f"{ser.name}/{patch.name}", "pass", "applied"))
+        # Round trip: exporting what was applied reproduces patches/ exactly.
+        out = self.results / "roundtrip"
+        shutil.rmtree(out, ignore_errors=True)
+        if self.base.get("BASE_PINNED") == "yes":
+            series.export(tree, self.base["BASE_TAG"], out, prefix=BRANCH_PREFIX)
+            code, diff = subprocess.getstatusoutput(
+                " && ".join(f"diff -r {ROOT / 'patches' / t} {out / t}" for t in series.TREES))
+            st.cases.append(report.Case("apply", "export-roundtrip",
+                                        "pass" if code == 0 else "fail", diff[:2000]))
+            if code:
+                raise StageFailed(f"apply-then-export differs from patches/:\n{diff[:1500]}")
+        names = sorted({ser.name for ser, _, _ in applied})
+        st.summary = (f"{len(applied)} patches of {len(names)} series ({', '.join(names)}) applied "
+                      "with git am --3way, export round trip exact")
+        self.series_tree = tree
+
+    def stage_build_base(self, st):
+        src = self.worktree("base", self.base["BASE_TAG"])
+        self.base_build = self.ws / "base/build-x86"
+        self.build(src, self.base_build, "build-base", ["W=1"])
+        st.summary = f"base kernel built in {self.base_build}"

@@ -1,0 +1,87 @@
+"""Bench stage: verdicts to cases; only a target not met (or a scenario
+error) fails the stage."""
+
+import contextlib
+import io
+import sys
+import tempfile
+import types
+import unittest
+from pathlib import Path
+from unittest import mock
+
+import pipeline
+import pipeline_bench
+
+
+def row(key, verdict, target=">= 0.97", repetitions=7, ratio=1.0):
+    r = {"key": key, "target": target, "repetitions": repetitions, "verdict": verdict}
+    if repetitions:
+        r.update(ratio_median=ratio, ratio_ci_low=ratio - 0.02, ratio_ci_high=ratio + 0.02)
+    return r
+
+
+class CasesTest(unittest.TestCase):
+    def test_each_verdict(self):
+        rows = [row("A", "met"), row("B", "not met", ratio=0.8), row("C", "inconclusive"),
+                row("D", None, target="report"), row("E", "inconclusive", repetitions=0)]
+        cases, not_met = pipeline_bench.bench_cases(rows)
+        self.assertEqual([(c.name, c.status) for c in cases],
+                         [("A", "pass"), ("B", "fail"), ("C", "skip"), ("D", "pass"),
+                          ("E", "fail")])
+        self.assertEqual(not_met, ["B"])
+        self.assertEqual(cases[1].message, "0.80x, 95% CI 0.780-0.820, target >= 0.97: NOT met")
+        self.assertEqual(cases[3].message, "1.00x, 95% CI 0.980-1.020, target report")
+        self.assertEqual(pipeline_bench.verdict_counts(rows), "1 met, 1 not met, 2 inconclusive")
+
+
+class FakeBench:
+    """Stands in for tools/bench/bench.py: writes bench.md, returns rows."""
+
+    def __init__(self, rows, errors=()):
+        self.rows, self.errors = rows, list(errors)
+        self.module = types.SimpleNamespace(SCENARIOS=["s3_default"], run=self.run)
+
+    def run(self, args, log):
+        self.args = args
+        Path(args.out).mkdir(parents=True, exist_ok=True)
+        (Path(args.out) / "bench.md").write_text("# bench\n")
+        return {"comparisons": self.rows}, [], self.errors
+
+
+class StageTest(unittest.TestCase):
+    def run_stage(self, rows, errors=()):
+        fake = FakeBench(rows, errors)
+        with tempfile.TemporaryDirectory() as tmp:
+            p = pipeline.Pipeline("main", tmp)
+            p.base, p.tip_commit, p.ws = {"BASE_TAG": "v0"}, "abc", Path(tmp) / "ws"
+            st = pipeline.Stage("bench")
+            with mock.patch.dict(sys.modules, {"bench": fake.module}), \
+                    mock.patch.object(pipeline_bench, "sh", lambda *a, **k: (0, "")), \
+                    mock.patch("pipeline_tree.sh", lambda *a, **k: (0, "")), \
+                    contextlib.redirect_stdout(io.StringIO()):
+                try:
+                    p.stage_bench(st)
+                    err = None
+                except pipeline.StageFailed as e:
+                    err = str(e)
+        return st, err, fake.args
+
+    def test_inconclusive_does_not_fail(self):
+        st, err, args = self.run_stage([row("A", "met"), row("C", "inconclusive")])
+        self.assertIsNone(err)
+        self.assertIn("targets: 1 met, 0 not met, 1 inconclusive", st.summary)
+        self.assertFalse(args.pin_vcpus)
+
+    def test_not_met_fails_naming_it(self):
+        _, err, _ = self.run_stage([row("A", "met"), row("S2-restore", "not met", ratio=1.1)])
+        self.assertIn("targets not met: S2-restore", err)
+
+    def test_scenario_error_fails(self):
+        _, err, _ = self.run_stage([row("A", "met")], errors=["rep 0 base s3_default: no pps"])
+        self.assertIn("1 scenario error(s)", err)
+        self.assertIn("rep 0 base s3_default: no pps", err)
+
+
+if __name__ == "__main__":
+    unittest.main()

@@ -1,0 +1,199 @@
+"""Host tests stage: ctest's JUnit file, the flake8 file list, clang-tidy."""
+
+import contextlib
+import io
+import os
+import stat
+import tempfile
+import unittest
+from pathlib import Path
+from unittest import mock
+
+import pipeline
+import pipeline_host
+
+# As ctest 3.25 writes it (--output-junit).
+CTEST_JUNIT = """<?xml version="1.0" encoding="UTF-8"?>
+<testsuite name="(empty)" tests="4" failures="1" disabled="1" skipped="1" hostname="" time="0">
+  <testcase name="ok" classname="ok" time="0.1" status="run"><system-out></system-out></testcase>
+  <testcase name="bad" classname="bad" time="0.1" status="fail">
+    <failure message=""/>
+    <system-out>boom
+</system-out>
+  </testcase>
+  <testcase name="skipme" classname="skipme" time="0.1" status="notrun">
+    <skipped message="SKIP_RETURN_CODE=77"/><system-out></system-out>
+  </testcase>
+  <testcase name="off" classname="off" time="0" status="disabled">
+    <system-out>Disabled</system-out>
+  </testcase>
+</testsuite>
+"""
+
+TIDY_OUT = """\
+{root}/selftests/lib/nl.hpp:12:5: warning: use 'using' instead of 'typedef' [modernize-use-using]
+    typedef int x;
+    ^~~~~~~
+{root}/selftests/lib/nl.hpp:12:5: warning: use 'using' instead of 'typedef' [modernize-use-using]
+/usr/include/foo.h:3:1: error: unknown type name 'bar' [clang-diagnostic-error]
+{root}/tools/bench/run.cpp:7:1: note: expanded from here
+2 warnings generated.
+Suppressed 3340 warnings (3340 in non-user code).
+"""
+
+
+class CtestJunitTest(unittest.TestCase):
+    def test_statuses(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            path = Path(tmp) / "ctest.xml"
+            path.write_text(CTEST_JUNIT)
+            cases = pipeline_host.ctest_cases(path)
+        got = {c.name: (c.suite, c.status) for c in cases}
+        self.assertEqual(got, {"ok": ("host.ctest", "pass"), "bad": ("host.ctest", "fail"),
+                               "skipme": ("host.ctest", "skip"), "off": ("host.ctest", "skip")})
+        bad = next(c for c in cases if c.name == "bad")
+        self.assertEqual((bad.message, bad.details), ("boom", "boom"))
+        self.assertEqual(next(c for c in cases if c.name == "skipme").message,
+                         "SKIP_RETURN_CODE=77")
+
+    def test_missing_or_broken_file(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            self.assertIsNone(pipeline_host.ctest_cases(Path(tmp) / "none.xml"))
+            (Path(tmp) / "cut.xml").write_text(CTEST_JUNIT[:200])
+            self.assertIsNone(pipeline_host.ctest_cases(Path(tmp) / "cut.xml"))
+
+
+class LintInputsTest(unittest.TestCase):
+    def test_python_files_leave_out_the_patches(self):
+        files = ["ci/pipeline.py", "patches/net/x.py", "tools/bench/bench.py", "README.md",
+                 "ci/tests/data/matrix/good/base/net.qdisc_limit_zero.py.rc"]
+        self.assertEqual(pipeline_host.python_files(files),
+                         ["ci/pipeline.py", "tools/bench/bench.py"])
+
+    def test_flake8_config_matches_the_line_length(self):
+        text = (pipeline.ROOT / ".flake8").read_text()
+        self.assertIn("max-line-length = 100", text)
+
+    def test_tidy_findings_once_each_relative(self):
+        root = "/src/proj"
+        got = pipeline_host.tidy_findings(TIDY_OUT.format(root=root), root=root)
+        self.assertEqual(got, [
+            "/usr/include/foo.h:3:1: error: unknown type name 'bar' [clang-diagnostic-error]",
+            "selftests/lib/nl.hpp:12:5: warning: use 'using' instead of 'typedef' "
+            "[modernize-use-using]"])
+
+
+class ClangTidyRunTest(unittest.TestCase):
+    def test_runs_every_file_and_names_the_broken_ones(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            fake = Path(tmp) / "clang-tidy"
+            # Prints one finding per file; fails on files named broken*.
+            fake.write_text("#!/bin/sh\nf=\"$4\"\necho \"$f:1:1: warning: w [bugprone-x]\"\n"
+                            "case \"$f\" in *broken*) exit 1;; esac\n")
+            fake.chmod(fake.stat().st_mode | stat.S_IEXEC)
+            log = Path(tmp) / "log"
+            with mock.patch.dict(os.environ, {"PATH": f"{tmp}:{os.environ['PATH']}"}):
+                findings, seconds, broken = pipeline_host.run_clang_tidy(
+                    ["/x/a.cpp", "/x/broken.cpp", "/x/b.cpp"], Path(tmp), 2, log)
+            self.assertEqual(findings, ["/x/a.cpp:1:1: warning: w [bugprone-x]",
+                                        "/x/b.cpp:1:1: warning: w [bugprone-x]",
+                                        "/x/broken.cpp:1:1: warning: w [bugprone-x]"])
+            self.assertEqual(broken, ["/x/broken.cpp"])
+            self.assertGreaterEqual(seconds, 0)
+            self.assertIn("clang-tidy -p", log.read_text())
+
+
+class HostStagesTest(unittest.TestCase):
+    def stages(self, tmp):
+        p = pipeline.Pipeline("test", tmp)
+        (Path(tmp) / "logs").mkdir(exist_ok=True)
+        return p
+
+    def test_userspace_exports_compile_commands(self):
+        cmds = []
+        with tempfile.TemporaryDirectory() as tmp, \
+                mock.patch.object(pipeline_host, "sh", lambda cmd, *a, **k: cmds.append(cmd)):
+            self.stages(tmp).stage_userspace(pipeline.Stage("userspace"))
+        self.assertIn("-DCMAKE_EXPORT_COMPILE_COMMANDS=ON", cmds[0])
+        self.assertEqual(cmds[0][:5], ["cmake", "-S", str(pipeline.ROOT), "-B",
+                                       str(pipeline_host.BUILD)])
+
+    def test_lint_runs_flake8_and_clang_tidy(self):
+        cmds = []
+
+        def sh(cmd, *a, **k):
+            cmds.append(cmd)
+            return (1, "E501 line too long") if cmd[0] == "flake8" else (0, "")
+
+        tidy = mock.Mock(return_value=(["a.cpp:1:1: warning: w [x]"], 3.0, []))
+        with tempfile.TemporaryDirectory() as tmp, \
+                mock.patch.object(pipeline_host, "CACHE", Path(tmp)), \
+                mock.patch.object(pipeline_host, "sh", sh), \
+                mock.patch.object(pipeline_host, "run_clang_tidy", tidy):
+            st = pipeline.Stage("host-tests")
+            failed = self.stages(tmp).lint(st)
+        self.assertEqual(failed, ["flake8", "clang-tidy"])
+        flake8 = next(c for c in cmds if c[0] == "flake8")
+        self.assertIn("ci/pipeline.py", flake8)
+        self.assertFalse([f for f in flake8[1:] if f.startswith("patches/")])
+        sources = tidy.call_args[0][0]
+        self.assertTrue(sources and all(f.endswith(".cpp") for f in sources))
+        self.assertEqual(tidy.call_args[0][1], pipeline_host.BUILD)
+        cases = {c.name: c for c in st.cases}
+        names = ("shellcheck", "clang-format", "flake8", "clang-tidy")
+        self.assertEqual([cases[n].status for n in names], ["pass", "pass", "fail", "fail"])
+        self.assertIn("1 finding(s)", cases["clang-tidy"].message)
+
+    def test_clean_clang_tidy_run_is_not_repeated(self):
+        tidy = mock.Mock(return_value=([], 3.0, []))
+        with tempfile.TemporaryDirectory() as tmp, \
+                mock.patch.object(pipeline_host, "CACHE", Path(tmp) / "cache"), \
+                mock.patch.object(pipeline_host, "sh", lambda *a, **k: (0, "v14")), \
+                mock.patch.object(pipeline_host, "run_clang_tidy", tidy):
+            cpp = Path(tmp) / "a.cpp"
+            cpp.write_text("int a;\n")
+            p = self.stages(tmp)
+            results = []
+            for change in (None, None, "int b;\n"):
+                if change:
+                    cpp.write_text(change)
+                st = pipeline.Stage("host-tests")
+                results.append(p.clang_tidy(st, [str(cpp)]))
+                results.append(st.cases[0].message)
+        self.assertEqual(tidy.call_count, 2)
+        self.assertEqual(results, [True, "0 finding(s) in 1 files, 3s", True,
+                                   "no C++ change since the last clean run", True,
+                                   "0 finding(s) in 1 files, 3s"])
+
+    def test_tidy_key(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            f = Path(tmp) / "a.hpp"
+            f.write_text("x")
+            key = pipeline_host.tidy_key([f], tmp, "14")
+            self.assertEqual(pipeline_host.tidy_key([f], tmp, "14"), key)
+            self.assertNotEqual(pipeline_host.tidy_key([f], tmp, "15"), key)
+            (Path(tmp) / "compile_commands.json").write_text("[]")
+            self.assertNotEqual(pipeline_host.tidy_key([f], tmp, "14"), key)
+
+    def test_host_tests_read_ctest_junit(self):
+        def sh(cmd, *a, **k):
+            if cmd[0] == "ctest":
+                junit = Path(cmd[cmd.index("--output-junit") + 1])
+                junit.write_text(CTEST_JUNIT)
+                return 8, "Errors while running CTest"
+            return 0, "Ran 3 tests in 0.1s\n\nOK\n"
+
+        with tempfile.TemporaryDirectory() as tmp, \
+                mock.patch.object(pipeline_host, "sh", sh), \
+                mock.patch.object(pipeline_host.HostStages, "lint", lambda self, st: []):
+            st = pipeline.Stage("host-tests")
+            with self.assertRaises(pipeline.StageFailed), \
+                    contextlib.redirect_stdout(io.StringIO()):
+                self.stages(tmp).stage_host_tests(st)
+        self.assertTrue(st.summary.startswith("ctest: 1/2 passed (2 skipped); "), st.summary)
+        self.assertEqual(sorted(c.name for c in st.cases if c.suite == "host.ctest"),
+                         ["bad", "off", "ok", "skipme"])
+
+
+if __name__ == "__main__":
+    unittest.main()

@@ -1,0 +1,210 @@
+"""bench.md: the headline table of paired ratios with their confidence
+intervals and verdicts, then tracepoints, CPU time per packet, per-queue
+shares, perf counters, the sweep and the per-device costs."""
+
+from bench_config import KERNELS, TRACEPOINTS
+from bench_stats import BOOTSTRAP, MIN_REPETITIONS
+
+
+def devcost_lines(rows):
+    if not rows:
+        return []
+    fields = list(rows[0]["mem_kb"])
+    lines = ["## What a dummy device costs by TX queue count", "",
+             "Medians over the repetitions: kB per device (from /proc/meminfo, creating "
+             "several devices), ns per read of statistics/tx_packets (one dev_get_stats()), "
+             "us per `ip -s link show` (one ip -batch). Times are UML times.", "",
+             "| kernel | TX queues | " + " | ".join(f"{f} kB" for f in fields)
+             + " | dev_get_stats ns | ip -s link show us |",
+             "|---|---|" + "---|" * (len(fields) + 2)]
+    for r in rows:
+        lines.append(f"| {r['kernel']} | {r['queues']} | "
+                     + " | ".join(f"{r['mem_kb'][f]:.1f}" for f in fields)
+                     + f" | {r['stats_read_ns']:.0f} | {r['link_show_us']:.1f} |")
+    return lines + [""]
+
+
+def mpps(v):
+    return f"{v / 1e6:.2f}M"
+
+
+VERDICT_CELL = {"met": "met", "not met": "**NOT MET**", "inconclusive": "inconclusive", None: "-"}
+
+
+def markdown(data):
+    env, summary = data["environment"], data["comparisons"]
+    boot = data.get("bootstrap", BOOTSTRAP)
+    level = f"{boot['confidence']:.0%}"
+    lines = ["# Benchmark: base vs patched kernel (UML, pktgen and user-space senders)", "",
+             f"UML (ARCH=um) SMP with {env['cpus']} virtual CPUs on a {env['host_cpus']}-core "
+             f"host ({env['cpu_model']}); base {env['base']}; {env['repetitions']} repetitions "
+             f"of {env['seconds']} s per scenario, kernels alternating.",
+             "", *order_lines(env),
+             "**These are not hardware numbers.** UML runs kernel code natively but its "
+             "timers, scheduling and memory are emulated; absolute pps mean little. The "
+             "tables lead with paired ratios: B/A within each repetition, median and min-max.",
+             "", *verdict_lines(summary, boot),
+             "| # | comparison | A median pps (min-max) | B median pps (min-max) | "
+             f"B/A median (min-max) | B/A {level} CI (width) | target | verdict |",
+             "|---|---|---|---|---|---|---|---|"]
+    for r in summary:
+        verdict = VERDICT_CELL[r.get("verdict")]
+        if not r["repetitions"]:
+            lines.append(f"| {r['key']} | {r['title']} | - | - | no data | - | {r['target']} | "
+                         f"{verdict} |")
+            continue
+        lines.append(
+            f"| {r['key']} | {r['title']} | {mpps(r['a_pps_median'])} "
+            f"({r['a_pps_min'] / 1e6:.2f}-{r['a_pps_max'] / 1e6:.2f}) | "
+            f"{mpps(r['b_pps_median'])} ({r['b_pps_min'] / 1e6:.2f}-"
+            f"{r['b_pps_max'] / 1e6:.2f}) | {r['ratio_median']:.2f}x "
+            f"({r['ratio_min']:.2f}-{r['ratio_max']:.2f}) | "
+            f"{r['ratio_ci_low']:.3f}-{r['ratio_ci_high']:.3f} ({r['ratio_ci_width']:.3f}) | "
+            f"{r['target']} | {verdict} |")
+    lines += ["", "S1 compares the same setup on both kernels, numtxqueues N (one TX queue per "
+              "CPU) with an mq root, as users get it: the series leaves the default of one "
+              "TX queue alone. Each S1 comparison comes as the device comes (no XPS map: the "
+              "stack hashes flows onto queues) and as -xps (XPS CPU i -> tx-i, set by the "
+              "benchmark). S1-queues-* measure one queue against N on each kernel.", "",
+              "Seed 1 (2014, trafgen TX_RING, Core i7, one queue -> one per CPU): 22.86 s -> "
+              "12.08 s, 1.89x (compare S1-queues-*).",
+              "Seed 2 (2009, netperf, 16-cpu P6): +1-2% bandwidth, -15% service demand.", ""]
+    lines += tracepoint_lines(env.get("tracepoints", {}))
+    lines += cpu_lines(summary)
+    lines += queue_lines(data.get("per_queue", []))
+    lines += counter_lines(data.get("counters", {}))
+    lines += sweep_lines(data.get("sweep", []))
+    lines += devcost_lines(data.get("devcost", []))
+    return "\n".join(lines)
+
+
+def order_lines(env):
+    """How the boots were ordered and whether the vCPU threads were pinned."""
+    lines = []
+    order = env.get("boot_order")
+    if order:
+        first = [o[0] for o in order]
+        lines.append(f"Boot order: {', '.join('/'.join(o) for o in order)} (each repetition "
+                     "pairs one boot of each kernel; every other repetition reverses the "
+                     "kernels and the scenarios, so the base boots first "
+                     f"{first.count('base')} times, the patched kernel {first.count('patched')}).")
+    pin = env.get("vcpu_pinning")
+    if pin is not None:
+        if not pin.get("requested"):
+            lines.append("vCPU threads not pinned: the host schedules them.")
+        else:
+            notes = "; ".join(pin.get("notes") or [])
+            lines.append(f"vCPU threads pinned one to one to host CPUs in {pin['pinned']} of "
+                         f"{pin['boots']} boots" + (f" ({notes})" if notes else "") + ".")
+    return lines + [""] if lines else []
+
+
+def verdict_lines(summary, boot):
+    """The verdicts in one line, and how they are reached."""
+    targeted = [r for r in summary if r.get("verdict")]
+    if not targeted:
+        return []
+    count = {v: [r["key"] for r in targeted if r["verdict"] == v]
+             for v in ("met", "not met", "inconclusive")}
+    return [f"Targets: {len(count['met'])} met, {len(count['not met'])} not met"
+            + (f" ({', '.join(count['not met'])})" if count["not met"] else "")
+            + f", {len(count['inconclusive'])} inconclusive"
+            + (f" ({', '.join(count['inconclusive'])})" if count["inconclusive"] else "") + ".",
+            "",
+            f"A target is met when the whole {boot['confidence']:.0%} confidence interval of "
+            f"the {boot['statistic']} satisfies it, not met when the whole interval violates "
+            f"it, inconclusive when the interval straddles a bound or fewer than "
+            f"{MIN_REPETITIONS} repetitions paired. The interval is a {boot['method']} "
+            f"bootstrap ({boot['resamples']} resamples, seed {boot['seed']}: the same ratios "
+            "give the same interval). Rows without a target (\"report\") only report.", ""]
+
+
+def tracepoint_lines(tps):
+    """Which kernel has the qdisc tracepoints compiled in."""
+    lines = ["## Tracepoints", ""]
+    for kernel in KERNELS:
+        have = tps.get(kernel)
+        if not have:
+            lines.append(f"- {kernel}: no tracepoints file from the guest")
+        elif not have.get("tracefs"):
+            lines.append(f"- {kernel}: tracefs not mountable (no tracing support)")
+        else:
+            lines.append(f"- {kernel}: " + ", ".join(
+                f"{name.replace('/', ':')} {'present' if have.get(name) else 'absent'}"
+                for name in TRACEPOINTS))
+    lines.append("\nThe tracepoints are compiled in and disabled during every measurement.")
+    return lines + [""]
+
+
+def cpu_lines(summary):
+    lines = ["## CPU time per packet", "",
+             "All CPUs' user + system + softirq time from /proc/stat over the run, per packet "
+             "(USER_HZ ticks, coarse for short runs): the analog of the seeds' cycles per "
+             "packet and netperf service demand. Lower is cheaper; B/A is the median of the "
+             "per-repetition ratios.", "",
+             "| # | A ns/pkt median | B ns/pkt median | B/A median (min-max) |",
+             "|---|---|---|---|"]
+    for r in summary:
+        if not r.get("cpu_repetitions"):
+            lines.append(f"| {r['key']} | - | - | no data |")
+            continue
+        lines.append(f"| {r['key']} | {r['a_cpu_ns_median']:.0f} | {r['b_cpu_ns_median']:.0f} | "
+                     f"{r['cpu_ratio_median']:.2f}x ({r['cpu_ratio_min']:.2f}-"
+                     f"{r['cpu_ratio_max']:.2f}) |")
+    return lines + [""]
+
+
+def queue_lines(shares):
+    if not shares:
+        return []
+    lines = ["## Packets per TX queue (S1)", "",
+             "Median share of the packets per TX queue. Source: `qstats` is the driver's "
+             "per-queue counters (netdev QSTATS_GET), `qdisc` the mq root's per-queue "
+             "children, `unavailable` neither (the base dummy has no per-queue counters).", "",
+             "| kernel | scenario | source | shares (median) |", "|---|---|---|---|"]
+    for r in shares:
+        got = " / ".join(f"tx-{q} {v:.0%}" for q, v in r["shares"].items()) or "-"
+        lines.append(f"| {r['kernel']} | {r['scenario']} | {', '.join(r['sources']) or '-'} | "
+                     f"{got} |")
+    return lines + [""]
+
+
+def counter_lines(counters):
+    lines = ["## Perf counters", ""]
+    if not counters.get("available"):
+        why = "; ".join(counters.get("reasons") or ["not reported"])
+        return lines + [f"No perf counter was counted on either kernel ({why}): UML has no "
+                        "perf events, so no hardware counters (cycles, instructions, cache "
+                        "references) are reported; CPU time per packet above is the cost "
+                        "measure.", ""]
+    names = counters["counters"]
+    lines += ["Median per packet; `-` not counted.", "",
+              "| kernel | scenario | " + " | ".join(names) + " |",
+              "|---|---|" + "---|" * len(names)]
+    for r in counters["per_scenario"]:
+        cells = [f"{r['per_packet'][n]:.1f}" if n in r["per_packet"] else "-" for n in names]
+        lines.append(f"| {r['kernel']} | {r['scenario']} | " + " | ".join(cells) + " |")
+    return lines + [""]
+
+
+def sweep_lines(sweep):
+    rows = [r for r in sweep if r["repetitions"]]
+    if not rows:
+        return []
+    senders = sorted({r["senders"] for r in sweep})
+    lines = ["## Sweep: pps against senders and queues (pktgen, --xps)", "",
+             "1 TX queue with a pfifo_fast root, more with an mq root; median pps "
+             "(min-max) over the repetitions.", "",
+             "| kernel | TX queues | " + " | ".join(f"{t} sender{'s' * (t > 1)}" for t in senders)
+             + " |",
+             "|---|---|" + "---|" * len(senders)]
+    for kernel, queues in dict.fromkeys((r["kernel"], r["queues"]) for r in sweep):
+        cells = []
+        for t in senders:
+            r = next((r for r in rows if (r["kernel"], r["queues"], r["senders"]) ==
+                      (kernel, queues, t)), None)
+            cells.append(f"{mpps(r['pps_median'])} ({r['pps_min'] / 1e6:.2f}-"
+                         f"{r['pps_max'] / 1e6:.2f})" if r else "-")
+        qdisc = "pfifo_fast" if queues == 1 else "mq"
+        lines.append(f"| {kernel} | {queues} ({qdisc}) | " + " | ".join(cells) + " |")
+    return lines + [""]
