@@ -18,7 +18,8 @@ if git -C "$repo" rev-parse -q --verify "refs/tags/$tag^{commit}" >/dev/null 2>&
 	exit 0
 fi
 
-tmp="$PROJECT_CACHE/import.tmp"
+# One scratch directory per tag: imports of different trees may run at once.
+tmp="$PROJECT_CACHE/import.tmp.${tag//\//_}"
 rm -rf "$tmp"
 mkdir -p "$tmp"
 log "unpacking $(basename "$tarball")"
@@ -36,19 +37,28 @@ log "importing $pkg $ver into git (about 2 minutes)"
 # always gives the same commit id, so exported patches name a stable base.
 stamp="@$(stat -c %Y "$src/Makefile") +0000"
 export GIT_AUTHOR_DATE="$stamp" GIT_COMMITTER_DATE="$stamp"
-git -C "$src" init -q -b base
-git -C "$src" -c gc.auto=0 add -A -f
-git -C "$src" -c user.name="Base Import" -c user.email="base-import@localhost" \
-	commit -q -m "Import $pkg $ver" -m "Debian kernel source package $pkg $ver,
+ident=(-c user.name="Base Import" -c user.email="base-import@localhost")
+subject="Import $pkg $ver"
+body="Debian kernel source package $pkg $ver,
 tarball sha256 $sha, imported unmodified except for Debian's
 top-level ignore stanza in .gitignore."
-git -C "$src" tag "$tag"
 
 if [ -d "$repo/.git" ]; then
-	# Keep other versions already imported: fetch the new tag into the repo.
-	git -C "$repo" fetch -q "$src" "refs/tags/$tag:refs/tags/$tag"
+	# Keep the versions already imported: write this tree's objects straight
+	# into the repository, with an index of its own, and tag a root commit.
+	# The same commit as a fresh repository's, without copying the objects
+	# into it a second time.
+	export GIT_DIR="$repo/.git" GIT_INDEX_FILE="$tmp/index"
+	(cd "$src" && git --work-tree=. -c gc.auto=0 add -A -f)
+	commit=$(git "${ident[@]}" commit-tree "$(git write-tree)" -m "$subject" -m "$body")
+	git tag "$tag" "$commit"
+	unset GIT_DIR GIT_INDEX_FILE
 	rm -rf "$tmp"
 else
+	git -C "$src" init -q -b base
+	git -C "$src" -c gc.auto=0 add -A -f
+	git -C "$src" "${ident[@]}" commit -q -m "$subject" -m "$body"
+	git -C "$src" tag "$tag"
 	rm -rf "$repo"
 	mv "$src" "$repo"
 	rm -rf "$tmp"

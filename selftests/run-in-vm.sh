@@ -2,13 +2,22 @@
 # Runs inside the VM (as root): every selftest program listed in
 # selftests/programs.txt, each program's KTAP to OUT/<name>.ktap and its exit
 # code to OUT/<name>.rc. Exits 0 when all ran; judging is done on the host.
+# Usage: run-in-vm.sh OUT BINDIR [KERNEL_TREE] [--only=NAME,NAME...]
+# (--only: run just those programs, e.g. on a stable tree)
 set -uo pipefail
-out=$1 bindir=$2 kernel_tree=${3:-}
+out=$1 bindir=$2 kernel_tree='' only=''
+for arg in "${@:3}"; do
+	case "$arg" in
+	--only=*) only=${arg#--only=} ;;
+	*) kernel_tree=$arg ;;
+	esac
+done
 here=$(cd "$(dirname "$0")" && pwd)
 mkdir -p "$out"
 uname -r > "$out/uname"
 while read -r name kind cmd; do
 	case "$name" in '' | '#'*) continue ;; esac
+	[ -z "$only" ] || [[ ",$only," == *",$name,"* ]] || continue
 	cmd=${cmd//@BIN@/$bindir}
 	cmd=${cmd//@TREE@/$kernel_tree}
 	cmd=${cmd//@SELFTESTS@/$here}

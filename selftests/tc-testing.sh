@@ -12,4 +12,7 @@ modprobe -a netdevsim sch_codel sch_fq_codel sch_sfq sch_tbf
 # Debian's interpreter: it has python3-pyroute2 and python3-scapy. The tree
 # is read-only in the VM: tdc's own copy of the results goes to a tmpfs.
 results=$(mktemp -d)/tc-testing.tap
-exec /usr/bin/python3 tdc.py -J "$(nproc)" --format tap --outfile "$results" -c "$@"
+# 6.1's tdc.py has no -J (parallel runs): it runs the cases one by one.
+jobs=()
+grep -q -- "--multiprocess" tdc.py && jobs=(-J "$(nproc)")
+exec /usr/bin/python3 tdc.py "${jobs[@]}" --format tap --outfile "$results" -c "$@"

@@ -1,0 +1,433 @@
+#!/usr/bin/env python3
+"""Backport the net fixes to the pinned stable trees and check they apply.
+
+Each stable tree is pinned in kernel/stable/<version>.env, with the keys of
+kernel/base.env, and has its backports in patches/stable/<version>/ as git
+format-patch output (one commit per net fix, in order, plus a README).
+
+  stable.py list                      the pinned trees and their backports
+  stable.py check                     every backport names a net fix of patches/net/
+  stable.py apply [VERSION...]        fetch and import each tree (cached), then
+                                      git am its backports on stable/<version>
+  stable.py export VERSION WORKTREE   write branch stable/<version> back to
+                                      patches/stable/<version>/
+
+A backport's body starts with "commit <id> upstream.", <id> being the commit
+the fix has on the net series branch that `series.py apply` creates on the
+pinned base: that id depends only on the base and the patch (see
+Documentation/workflow.md). When a backport does not apply, the error names
+the tree, the patch and each failing hunk (file and hunk header).
+"""
+
+import argparse
+import copy
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import series
+
+ROOT = Path(__file__).resolve().parents[2]
+PINS = ROOT / "kernel" / "stable"
+PATCHES = ROOT / "patches" / "stable"
+NET_PATCHES = ROOT / "patches" / "net"
+SELFTESTS = ROOT / "selftests"
+BRANCH_PREFIX = "stable/"
+UPSTREAM_RE = re.compile(r"^commit ([0-9a-f]{40}) upstream\.$", re.M)
+PENDING_RE = re.compile(r"^\[ Upstream commit (.+) pending in net \]$", re.M)
+FROM_RE = re.compile(r"^From ([0-9a-f]{40}) ", re.M)
+HUNK_RE = re.compile(r"^@@ -(\d+)(?:,(\d+))? \+\d+(?:,\d+)? @@.*$")
+DIFF_RE = re.compile(r"^diff --git a/(\S+) b/(\S+)$")
+
+
+class StableError(series.SeriesError):
+    """A stable tree, pin or backport at fault, named in the message."""
+
+
+@dataclass
+class Tree:
+    version: str
+    pin: Path
+    env: dict
+    patches: list = field(default_factory=list)
+
+    @property
+    def tag(self):
+        """The tag kernel/import-base.sh gives the pinned tree."""
+        return base_tag(self.env["BASE_PACKAGE"], self.env["BASE_VERSION"])
+
+    @property
+    def branch(self):
+        return BRANCH_PREFIX + self.version
+
+
+@dataclass
+class Applied:
+    version: str
+    base: str
+    branch: str
+    commits: list = field(default_factory=list)  # [(patch file, commit)]
+
+
+def shown(path):
+    """A path relative to the project when it is inside it."""
+    path = Path(path).resolve()
+    return path.relative_to(ROOT) if path.is_relative_to(ROOT) else path
+
+
+def base_tag(package, version):
+    return f"base/{package}_{version.replace('~', '_')}"
+
+
+def version_key(version):
+    return tuple(int(x) if x.isdigit() else x for x in re.split(r"[.-]", version))
+
+
+def load_pin(path):
+    env = {}
+    for line in Path(path).read_text().splitlines():
+        m = re.match(r"^([A-Z_0-9]+)=(.*)$", line.strip())
+        if m:
+            env[m[1]] = m[2].strip("'\"")
+    missing = [k for k in ("BASE_PACKAGE", "BASE_VERSION", "BASE_TARBALL_SHA256") if k not in env]
+    if missing:
+        raise StableError(f"{path}: missing {', '.join(missing)}")
+    return env
+
+
+def trees(pins=PINS, patches=PATCHES):
+    """Every pinned stable tree, oldest first."""
+    out = []
+    for pin in sorted(Path(pins).glob("*.env"), key=lambda p: version_key(p.stem)):
+        out.append(Tree(pin.stem, pin, load_pin(pin),
+                        sorted((Path(patches) / pin.stem).glob("*.patch"))))
+    return out
+
+
+def tree(version, pins=PINS, patches=PATCHES):
+    for t in trees(pins, patches):
+        if t.version == version:
+            return t
+    have = ", ".join(t.version for t in trees(pins, patches)) or "none"
+    raise StableError(f"no pinned stable tree {version} in {pins} (pinned: {have})")
+
+
+# ---- checks on the files -------------------------------------------------
+
+def net_fix_ids(net=NET_PATCHES):
+    """{commit id: patch file} of every net series patch (its From line)."""
+    ids = {}
+    for p in sorted(Path(net).glob("*/*.patch")):
+        m = FROM_RE.match(p.read_text())
+        if m and not series.COVER_RE.match(p.name):
+            ids[m[1]] = p
+    return ids
+
+
+def net_fix_subjects(net=NET_PATCHES):
+    subjects = {}
+    for p in sorted(Path(net).glob("*/*.patch")):
+        m = re.search(r"^Subject: \[[^\]]*\] (.*(?:\n [^\n]*)*)", p.read_text(), re.M)
+        if m and not series.COVER_RE.match(p.name):
+            subjects[re.sub(r"\n ", " ", m[1]).strip()] = p
+    return subjects
+
+
+def check_refs(t, net=NET_PATCHES):
+    """Problems with the upstream reference of each backport of tree t: it must
+    name, by commit id or pending subject, a patch of patches/net/."""
+    ids, subjects = net_fix_ids(net), net_fix_subjects(net)
+    problems = []
+    if not t.patches:
+        problems.append(f"stable {t.version}: no backports in {PATCHES / t.version}")
+    for p in t.patches:
+        text = p.read_text()
+        m, pend = UPSTREAM_RE.search(text), PENDING_RE.search(text)
+        name = f"stable {t.version}: {p.name}"
+        if m:
+            if m[1] not in ids:
+                problems.append(f"{name}: names commit {m[1][:12]}, which no patch of "
+                                f"{net} has (the net series changed: refresh the backport)")
+        elif pend:
+            if pend[1] not in subjects:
+                problems.append(f"{name}: names pending \"{pend[1]}\", no such net patch subject")
+        else:
+            problems.append(f"{name}: no \"commit <id> upstream.\" line")
+    return problems
+
+
+# ---- applying --------------------------------------------------------------
+
+def hunks(patch):
+    """[(file, old start line, hunk header)] of a patch file."""
+    out, cur = [], None
+    for line in Path(patch).read_text().splitlines():
+        m = DIFF_RE.match(line)
+        if m:
+            cur = m[1]
+            continue
+        m = HUNK_RE.match(line)
+        if m and cur:
+            out.append((cur, int(m[1]), line))
+    return out
+
+
+def failing_hunks(worktree, patch):
+    """What `git apply` says about a patch on a clean worktree, as lines that
+    name each failing file and hunk header."""
+    res = subprocess.run(["git", "-C", str(worktree), "apply", "--check", "--verbose",
+                          str(patch)], text=True, capture_output=True)
+    text = res.stderr + res.stdout
+    known = hunks(patch)
+    out = []
+    for line in text.splitlines():
+        m = re.match(r"^error: patch failed: (.+):(\d+)$", line)
+        if m:
+            f, start = m[1], int(m[2])
+            hdr = [h for hf, s, h in known if hf == f and s == start]
+            out.append(f"{f}: hunk {hdr[0] if hdr else f'at line {start}'} does not apply")
+            continue
+        m = re.match(r"^error: (.+?): (No such file or directory|does not exist in index)$",
+                     line)
+        if m:
+            n = sum(1 for hf, _, _ in known if hf == m[1])
+            out.append(f"{m[1]}: file not in this tree ({n} hunk(s))")
+            continue
+        m = re.match(r"^error: (.+?): already exists in (working directory|index)$", line)
+        if m:
+            out.append(f"{m[1]}: the new file already exists in this tree")
+    return out
+
+
+def am(worktree, patch, conf):
+    return subprocess.run(["git", "-C", str(worktree), "am", "--3way", "--keep-cr",
+                           "--committer-date-is-author-date", str(patch)],
+                          env=series.role_env(conf), text=True, stdout=subprocess.PIPE,
+                          stderr=subprocess.STDOUT)
+
+
+def apply_stable(tree_version, worktree, log=print, base=None, pins=PINS, patches=PATCHES,
+                 net=NET_PATCHES, conf=None):
+    """Apply the backports of a pinned stable tree on branch stable/<version>
+    of `worktree` (a worktree of the repository holding the tree's import).
+
+    base: the commit or tag to start from, by default the pinned tree's tag.
+    Commits are made as series.py apply makes them (role identity committer,
+    committer date = author date): the same files give the same commits.
+    Returns Applied; raises StableError naming the tree, the patch and the
+    failing hunks when a backport does not apply, or when a backport names a
+    net fix that patches/net/ no longer has.
+    """
+    t = tree(tree_version, pins, patches)
+    conf = conf or series.load_conf()
+    base = base or t.tag
+    problems = check_refs(t, net)
+    if problems:
+        raise StableError("\n".join(problems))
+    worktree = Path(worktree)
+    series.recover(worktree)
+    if subprocess.run(["git", "-C", str(worktree), "rev-parse", "-q", "--verify",
+                       f"{base}^{{commit}}"], capture_output=True).returncode:
+        raise StableError(f"stable {t.version}: base {base} is not in {worktree}; "
+                          f"import it (kernel/fetch-base.sh {t.pin}, kernel/import-base.sh)")
+    series.git(worktree, "checkout", "-q", "-f", "-B", t.branch, base)
+    done = Applied(t.version, base, t.branch)
+    for p in t.patches:
+        log(f"  applying [stable {t.version}] {p.name}")
+        res = am(worktree, p, conf)
+        if res.returncode:
+            conflicts = [ln.strip() for ln in res.stdout.splitlines() if ln.startswith("CONFLICT")]
+            if "sha1 information is lacking" in res.stdout:
+                conflicts.append("no 3-way fallback: the patch's preimage blobs are not in "
+                                 "this repository")
+            series.git(worktree, "am", "--abort", check=False)
+            series.git(worktree, "reset", "-q", "--hard", check=False)
+            detail = failing_hunks(worktree, p) + conflicts
+            if not detail:
+                detail = [ln for ln in res.stdout.strip().splitlines() if ln][-5:]
+            raise StableError(f"stable {t.version}: {shown(p)} does not apply to {base}\n  "
+                              + "\n  ".join(detail))
+        done.commits.append((p, series.git(worktree, "rev-parse", "HEAD")))
+    return done
+
+
+def fetch_import(t, log=print, env=None):
+    """Fetch and import a pinned tree (both cached). Returns the BASE_* keys
+    of kernel/fetch-base.sh and kernel/import-base.sh."""
+    env = {**os.environ, **(env or {})}
+    info = {}
+
+    def run(script, *args):
+        res = subprocess.run(["bash", str(ROOT / "kernel" / script), *map(str, args)],
+                             env=env, text=True, capture_output=True)
+        for line in res.stderr.splitlines():
+            log(f"    {line}")
+        if res.returncode:
+            raise StableError(f"stable {t.version}: kernel/{script} failed (exit "
+                              f"{res.returncode})")
+        info.update(re.findall(r"^(BASE_\w+)=(.*)$", res.stdout, re.M))
+
+    run("fetch-base.sh", t.pin)
+    run("import-base.sh", info["BASE_PACKAGE"], info["BASE_VERSION"], info["BASE_TARBALL"],
+        info["BASE_TARBALL_SHA256"])
+    if info.get("BASE_PINNED") != "yes":
+        log(f"  WARNING: stable {t.version}: pinned {t.env['BASE_PACKAGE']} "
+            f"{t.env['BASE_VERSION']} unavailable, using {info['BASE_VERSION']}")
+    return info
+
+
+def worktree_for(repo, path, rev):
+    """A worktree of repo at path (created once), detached at rev."""
+    path = Path(path)
+    subprocess.run(["git", "-C", str(repo), "worktree", "prune"], check=False)
+    if not (path / ".git").exists():
+        if path.exists():
+            shutil.rmtree(path)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        series.git(repo, "worktree", "add", "-q", "--detach", str(path), rev)
+    return path
+
+
+# ---- what the stable stage runs -------------------------------------------
+
+def vm_plan(version, plan=SELFTESTS / "stable.json", programs=SELFTESTS / "programs.txt",
+            expectations=SELFTESTS / "expectations.json"):
+    """(progs, expect) for selftests_run.run_matrix() on the base and the
+    backported kernel of a stable tree ("base" and "patched" labels).
+
+    progs: [(name, kind)] of programs.txt that selftests/stable.json names
+    for the tree; expect: expectations.json for them, where a case of a
+    feature that is not backported expects on "patched" what it expects on
+    "base" (and must show the same).
+    """
+    spec = json.loads(Path(plan).read_text())
+    if version not in spec["programs"]:
+        raise StableError(f"{plan}: no programs for stable {version}")
+    kinds = {}
+    for line in Path(programs).read_text().splitlines():
+        if line.strip() and not line.startswith("#"):
+            name, kind = line.split()[:2]
+            kinds[name] = kind
+    names = spec["programs"][version]
+    unknown = [n for n in names if n not in kinds]
+    if unknown:
+        raise StableError(f"{plan}: stable {version} names programs that {programs} lacks: "
+                          f"{', '.join(unknown)}")
+    full = json.loads(Path(expectations).read_text())
+    expect = {n: copy.deepcopy(full[n]) for n in names if n in full}
+    for prog, cases in spec.get("not_backported", {}).items():
+        if prog not in expect:
+            continue
+        for case, series_name in cases.items():
+            entry = expect[prog].get(case)
+            if entry is None:
+                raise StableError(f"{plan}: {prog} has no case {case} in {expectations}")
+            entry["patched"] = entry.get("base", "pass")
+            shows = entry.get("shows", {})
+            if "base" in shows:
+                shows["patched"] = shows["base"]
+            entry["why"] = f"{series_name} is not backported: {entry.get('why', '')}"
+    return [(n, kinds[n]) for n in kinds if n in names], expect
+
+
+# ---- export ----------------------------------------------------------------
+
+def export(version, worktree, pins=PINS, patches=PATCHES, conf=None, base=None):
+    """Write branch stable/<version> of worktree back to patches/stable/<version>/.
+
+    Commits are re-created canonically (series.canonical_chain): the files
+    depend only on the content. The README of the directory is kept.
+    """
+    t = tree(version, pins, patches)
+    conf = conf or series.load_conf()
+    base = base or t.tag
+    canon = series.canonical_chain(worktree, series.git(worktree, "rev-parse",
+                                                        f"{base}^{{commit}}"),
+                                   f"{base}..{t.branch}", conf)
+    out = Path(patches) / version
+    out.mkdir(parents=True, exist_ok=True)
+    for old in out.glob("*.patch"):
+        old.unlink()
+    tmp = "stable-export-tmp"
+    series.git(worktree, "branch", "-f", tmp, canon)
+    try:
+        date = series.git(worktree, "log", "-1", "--format=%aD", canon)
+        series.git(worktree, "format-patch", "-q", "--full-index", "--no-signature",
+                   f"--subject-prefix=PATCH {version}.y", f"--base={base}", "-o", str(out),
+                   f"{base}..{tmp}", env=series.role_env(conf, date))
+    finally:
+        series.git(worktree, "branch", "-D", tmp, check=False)
+    return sorted(out.glob("*.patch"))
+
+
+# ---- command line ----------------------------------------------------------
+
+def cache_dir():
+    return Path(os.environ.get("PROJECT_CACHE", Path(os.environ.get(
+        "XDG_CACHE_HOME", Path.home() / ".cache")) / "mqbypass"))
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--pins", type=Path, default=PINS, help="pin files (default %(default)s)")
+    ap.add_argument("--patches", type=Path, default=PATCHES,
+                    help="backports, one directory per tree (default %(default)s)")
+    ap.add_argument("--net", type=Path, default=NET_PATCHES,
+                    help="the net series the backports name (default %(default)s)")
+    sub = ap.add_subparsers(dest="cmd", required=True)
+    sub.add_parser("list", help="the pinned stable trees and their backports")
+    sub.add_parser("check", help="every backport names a net fix of patches/net/")
+    a = sub.add_parser("apply", help="fetch, import and apply the backports of each tree")
+    a.add_argument("versions", nargs="*", help="default: every pinned tree")
+    a.add_argument("--ws", default=None,
+                   help="worktrees go to WS/stable-<version>/src (default: $PROJECT_CACHE/ws)")
+    a.add_argument("--repo", help="use this repository instead of fetching and importing "
+                   "the pinned tree (with --base)")
+    a.add_argument("--base", help="with --repo: the commit or tag to apply to")
+    e = sub.add_parser("export", help="write branch stable/VERSION back to patches/stable/")
+    e.add_argument("version")
+    e.add_argument("worktree")
+    args = ap.parse_args(argv)
+    where = {"pins": args.pins, "patches": args.patches}
+    try:
+        if args.cmd == "list":
+            for t in trees(**where):
+                print(f"{t.version}: {t.env['BASE_PACKAGE']} {t.env['BASE_VERSION']} "
+                      f"(tag {t.tag}), {len(t.patches)} backport(s)")
+                for p in t.patches:
+                    print(f"  {p.name}")
+        elif args.cmd == "check":
+            problems = [x for t in trees(**where) for x in check_refs(t, args.net)]
+            if problems:
+                raise StableError("\n".join(problems))
+            print(f"ok: {sum(len(t.patches) for t in trees(**where))} backports name net fixes")
+        elif args.cmd == "apply":
+            if bool(args.repo) != bool(args.base):
+                ap.error("--repo and --base go together")
+            ws = Path(args.ws) if args.ws else cache_dir() / "ws"
+            for t in [tree(v, **where) for v in args.versions] or trees(**where):
+                print(f"stable {t.version}: {t.env['BASE_PACKAGE']} {t.env['BASE_VERSION']}")
+                info = ({"BASE_REPO": args.repo, "BASE_TAG": args.base} if args.repo
+                        else fetch_import(t))
+                wt = worktree_for(info["BASE_REPO"], ws / f"stable-{t.version}" / "src",
+                                  info["BASE_TAG"])
+                done = apply_stable(t.version, wt, base=info["BASE_TAG"], net=args.net,
+                                    **where)
+                print(f"stable {t.version}: {len(done.commits)} backport(s) applied on "
+                      f"{done.branch} in {wt}")
+        else:
+            files = export(args.version, Path(args.worktree), **where)
+            print(f"exported {len(files)} files to {args.patches / args.version}")
+    except series.SeriesError as err:
+        print(f"error: {err}", file=sys.stderr)
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
