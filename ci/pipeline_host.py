@@ -107,15 +107,30 @@ class HostStages(StageSet):
         sh(["bash", str(ROOT / "ci/setup-host.sh")], self.logfile("setup"))
         st.summary = "host packages present"
 
+    def khdr(self):
+        """The patched tree's uapi headers (make headers_install), as
+        kselftests build against them: the netlink constants cannot drift."""
+        tree = getattr(self, "series_tree", None)
+        if tree is None:
+            return None
+        out = self.ws / "series/khdr"
+        self.checkout(tree, self.tip)
+        sh(["make", "-C", str(tree), f"O={out / 'build'}", "-s", "headers_install",
+            f"INSTALL_HDR_PATH={out / 'usr'}"], self.logfile("userspace"))
+        return out / "usr/include"
+
     def stage_userspace(self, st):
         env = {"CCACHE_DIR": str(CACHE / "ccache")}
+        khdr = self.khdr()
         # compile_commands.json is what clang-tidy in host-tests reads.
         sh(["cmake", "-S", str(ROOT), "-B", str(BUILD), "-DCMAKE_BUILD_TYPE=Release",
-            "-DCMAKE_CXX_COMPILER_LAUNCHER=ccache", "-DCMAKE_EXPORT_COMPILE_COMMANDS=ON"],
+            "-DCMAKE_CXX_COMPILER_LAUNCHER=ccache", "-DCMAKE_EXPORT_COMPILE_COMMANDS=ON",
+            f"-DKHDR_INCLUDES={khdr or ''}"],
            self.logfile("userspace"), env=env)
         sh(["cmake", "--build", str(BUILD), f"-j{os.cpu_count()}"], self.logfile("userspace"),
            env=env)
-        st.summary = f"C++ selftests and tools built in {BUILD}"
+        st.summary = (f"C++ selftests and tools built in {BUILD} against "
+                      f"{khdr or 'the system uapi headers (no kernel tree)'}")
 
     def stage_host_tests(self, st):
         junit = self.results / "ctest.xml"
@@ -161,7 +176,8 @@ class HostStages(StageSet):
         # flake8 reads its settings (.flake8) from the working directory.
         for name, cmd in (("shellcheck", ["shellcheck", "-x", *shell]),
                           ("clang-format", ["clang-format", "--dry-run", "--Werror", *cxx]),
-                          ("flake8", ["flake8", *python_files(files)])):
+                          ("flake8", ["flake8", *python_files(files)]),
+                          ("workflow", ["bash", str(ROOT / "ci/lint-workflow.sh")])):
             code, out = sh(cmd, self.logfile("host-tests"), cwd=ROOT, check=False)
             st.cases.append(report.Case("host.lint", name, "pass" if code == 0 else "fail",
                                         out[-1000:]))

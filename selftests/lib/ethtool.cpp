@@ -58,17 +58,11 @@ Status parse_channels(const nlmsghdr *nlh, Channels &out)
     return {};
 }
 
+Ethtool::Ethtool() : genl_(ETHTOOL_GENL_NAME) {}
+
 Status Ethtool::family(std::uint16_t &id)
 {
-    if (family_ == 0) {
-        Status st = nl::genl_family_id(sock_, ETHTOOL_GENL_NAME, family_);
-        if (!st.ok()) {
-            family_ = 0;
-            return st;
-        }
-    }
-    id = family_;
-    return {};
+    return genl_.id(id);
 }
 
 Status Ethtool::channels_get(std::string_view dev, Channels &out)
@@ -79,10 +73,11 @@ Status Ethtool::channels_get(std::string_view dev, Channels &out)
     nl::Message msg(1024);
     bool got = false;
     Status parse_st;
-    Status st = sock_.request(build_channels_get(msg, id, dev), [&](const nlmsghdr *reply) {
-        parse_st = parse_channels(reply, out);
-        got = true;
-    });
+    Status st =
+            genl_.socket().request(build_channels_get(msg, id, dev), [&](const nlmsghdr *reply) {
+                parse_st = parse_channels(reply, out);
+                got = true;
+            });
     if (!st.ok())
         return st;
     if (!got)
@@ -96,7 +91,7 @@ Status Ethtool::channels_set(std::string_view dev, const ChannelsRequest &req)
     if (Status st = family(id); !st.ok())
         return st;
     nl::Message msg(1024);
-    return sock_.request(build_channels_set(msg, id, dev, req));
+    return genl_.socket().request(build_channels_set(msg, id, dev, req));
 }
 
 } // namespace ksft::ethtool

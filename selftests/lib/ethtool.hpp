@@ -39,7 +39,7 @@ Status parse_channels(const nlmsghdr *nlh, Channels &out);
 class Ethtool {
 public:
     // Opens a generic netlink socket; throws std::system_error on failure.
-    Ethtool() : sock_(NETLINK_GENERIC) {}
+    Ethtool();
 
     // Resolves (once) the "ethtool" family id.
     Status family(std::uint16_t &id);
@@ -47,8 +47,7 @@ public:
     Status channels_set(std::string_view dev, const ChannelsRequest &req);
 
 private:
-    nl::Socket sock_;
-    std::uint16_t family_ = 0;
+    nl::GenlFamily genl_;
 };
 
 } // namespace ksft::ethtool

@@ -4,11 +4,12 @@
 #include <cstddef>
 #include <functional>
 #include <iosfwd>
-#include <sstream>
 #include <string>
 #include <string_view>
 #include <utility>
 #include <vector>
+
+#include "strutil.hpp" // ksft::cat
 
 namespace ksft {
 
@@ -16,15 +17,6 @@ namespace ksft {
 inline constexpr int kExitPass = 0;
 inline constexpr int kExitFail = 1;
 inline constexpr int kExitSkip = 4;
-
-// Concatenate streamable values into a string.
-template <typename... Args>
-std::string cat(Args &&...args)
-{
-    std::ostringstream os;
-    (os << ... << std::forward<Args>(args));
-    return os.str();
-}
 
 enum class Result { pass, fail, skip };
 

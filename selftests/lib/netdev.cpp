@@ -6,20 +6,18 @@
 
 #include <linux/genetlink.h>
 
-#include "ktap.hpp"
+#include "strutil.hpp"
 #include "uapi_compat.hpp"
 
 namespace ksft::netdev {
 
-namespace u = ksft::uapi;
-
 nlmsghdr *build_qstats_get(nl::Message &msg, std::uint16_t family, int ifindex, bool per_queue)
 {
-    nlmsghdr *nlh = nl::genl_start(msg, family, u::NETDEV_CMD_QSTATS_GET, NETDEV_FAMILY_VERSION, 0);
+    nlmsghdr *nlh = nl::genl_start(msg, family, NETDEV_CMD_QSTATS_GET, NETDEV_FAMILY_VERSION, 0);
     if (ifindex > 0)
-        msg.put_u32(u::NETDEV_A_QSTATS_IFINDEX, static_cast<std::uint32_t>(ifindex));
+        msg.put_u32(NETDEV_A_QSTATS_IFINDEX, static_cast<std::uint32_t>(ifindex));
     if (per_queue)
-        msg.put_u32(u::NETDEV_A_QSTATS_SCOPE, u::NETDEV_QSTATS_SCOPE_QUEUE);
+        msg.put_u32(NETDEV_A_QSTATS_SCOPE, NETDEV_QSTATS_SCOPE_QUEUE);
     return nlh;
 }
 
@@ -27,32 +25,26 @@ Status parse_qstats(const nlmsghdr *nlh, QStats &out)
 {
     if (mnl_nlmsg_get_payload_len(nlh) < sizeof(genlmsghdr))
         return Status::from_errno(EBADMSG);
-    const nl::AttrTable tb = nl::parse_attrs(nlh, sizeof(genlmsghdr), u::NETDEV_A_QSTATS_MAX);
+    const nl::AttrTable tb = nl::parse_attrs(nlh, sizeof(genlmsghdr), NETDEV_A_QSTATS_MAX);
     out = QStats{};
-    out.ifindex = static_cast<int>(nl::attr_u32(tb, u::NETDEV_A_QSTATS_IFINDEX).value_or(0));
-    if (auto t = nl::attr_u32(tb, u::NETDEV_A_QSTATS_QUEUE_TYPE))
+    out.ifindex = static_cast<int>(nl::attr_u32(tb, NETDEV_A_QSTATS_IFINDEX).value_or(0));
+    if (auto t = nl::attr_u32(tb, NETDEV_A_QSTATS_QUEUE_TYPE))
         out.queue_type = static_cast<QueueType>(*t);
-    out.queue_id = nl::attr_u32(tb, u::NETDEV_A_QSTATS_QUEUE_ID);
-    out.rx_packets = nl::attr_uint(tb, u::NETDEV_A_QSTATS_RX_PACKETS);
-    out.rx_bytes = nl::attr_uint(tb, u::NETDEV_A_QSTATS_RX_BYTES);
-    out.tx_packets = nl::attr_uint(tb, u::NETDEV_A_QSTATS_TX_PACKETS);
-    out.tx_bytes = nl::attr_uint(tb, u::NETDEV_A_QSTATS_TX_BYTES);
-    out.tx_stop = nl::attr_uint(tb, u::NETDEV_A_QSTATS_TX_STOP);
-    out.tx_wake = nl::attr_uint(tb, u::NETDEV_A_QSTATS_TX_WAKE);
+    out.queue_id = nl::attr_u32(tb, NETDEV_A_QSTATS_QUEUE_ID);
+    out.rx_packets = nl::attr_uint(tb, NETDEV_A_QSTATS_RX_PACKETS);
+    out.rx_bytes = nl::attr_uint(tb, NETDEV_A_QSTATS_RX_BYTES);
+    out.tx_packets = nl::attr_uint(tb, NETDEV_A_QSTATS_TX_PACKETS);
+    out.tx_bytes = nl::attr_uint(tb, NETDEV_A_QSTATS_TX_BYTES);
+    out.tx_stop = nl::attr_uint(tb, NETDEV_A_QSTATS_TX_STOP);
+    out.tx_wake = nl::attr_uint(tb, NETDEV_A_QSTATS_TX_WAKE);
     return {};
 }
 
+Netdev::Netdev() : genl_(NETDEV_FAMILY_NAME) {}
+
 Status Netdev::family(std::uint16_t &id)
 {
-    if (family_ == 0) {
-        Status st = nl::genl_family_id(sock_, NETDEV_FAMILY_NAME, family_);
-        if (!st.ok()) {
-            family_ = 0;
-            return st;
-        }
-    }
-    id = family_;
-    return {};
+    return genl_.id(id);
 }
 
 Status Netdev::qstats(int ifindex, bool per_queue, std::vector<QStats> &out)
@@ -63,8 +55,9 @@ Status Netdev::qstats(int ifindex, bool per_queue, std::vector<QStats> &out)
     nl::Message msg(1024);
     out.clear();
     Status parse_st;
+    nl::Socket &sock = genl_.socket();
     Status st =
-            sock_.dump(build_qstats_get(msg, id, ifindex, per_queue), [&](const nlmsghdr *reply) {
+            sock.dump(build_qstats_get(msg, id, ifindex, per_queue), [&](const nlmsghdr *reply) {
                 QStats q;
                 Status s = parse_qstats(reply, q);
                 if (s.ok())

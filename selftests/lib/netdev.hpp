@@ -34,7 +34,7 @@ Status parse_qstats(const nlmsghdr *nlh, QStats &out);
 class Netdev {
 public:
     // Opens a generic netlink socket; throws std::system_error on failure.
-    Netdev() : sock_(NETLINK_GENERIC) {}
+    Netdev();
 
     // Resolves (once) the "netdev" family id; ENOENT if the kernel lacks it.
     Status family(std::uint16_t &id);
@@ -48,8 +48,7 @@ public:
 private:
     Status qstats(int ifindex, bool per_queue, std::vector<QStats> &out);
 
-    nl::Socket sock_;
-    std::uint16_t family_ = 0;
+    nl::GenlFamily genl_;
 };
 
 // Sum of one counter over the queues of the given type (absent counters count as 0).

@@ -381,4 +381,16 @@ Status genl_family_id(Socket &sock, std::string_view name, std::uint16_t &id)
     return st;
 }
 
+Status GenlFamily::id(std::uint16_t &out)
+{
+    if (id_ == 0) {
+        std::uint16_t found = 0;
+        if (Status st = genl_family_id(sock_, name_, found); !st.ok())
+            return st;
+        id_ = found;
+    }
+    out = id_;
+    return {};
+}
+
 } // namespace ksft::nl

@@ -160,6 +160,24 @@ std::optional<T> attr_struct(const AttrTable &tb, std::uint16_t type)
 // Resolves a generic netlink family name (CTRL_CMD_GETFAMILY) to its id.
 Status genl_family_id(Socket &sock, std::string_view name, std::uint16_t &id);
 
+// A generic netlink family on a socket of its own. The id is resolved on first use and
+// kept (a failed lookup is tried again next time).
+class GenlFamily {
+public:
+    // Opens a generic netlink socket; throws std::system_error on failure.
+    explicit GenlFamily(std::string name) : sock_(NETLINK_GENERIC), name_(std::move(name)) {}
+
+    // The family id; ENOENT if the kernel lacks the family.
+    Status id(std::uint16_t &out);
+    Socket &socket() { return sock_; }
+    const std::string &name() const { return name_; }
+
+private:
+    Socket sock_;
+    std::string name_;
+    std::uint16_t id_ = 0;
+};
+
 // Starts a generic netlink message: nlmsghdr + genlmsghdr.
 nlmsghdr *genl_start(Message &msg, std::uint16_t family, std::uint8_t cmd, std::uint8_t version,
                      std::uint16_t flags);

@@ -6,8 +6,6 @@
 #include <cstddef>
 #include <cstdio>
 #include <cstring>
-#include <filesystem>
-#include <system_error>
 
 #include <arpa/inet.h>
 #include <linux/gen_stats.h>
@@ -17,6 +15,8 @@
 #include <linux/tc_act/tc_gact.h>
 #include <linux/tc_act/tc_skbedit.h>
 #include <sys/socket.h>
+
+#include "sysfs.hpp"
 
 namespace ksft::rtnl {
 namespace {
@@ -179,21 +179,7 @@ Status link_dump(nl::Socket &sock, std::vector<LinkInfo> &out)
 
 std::optional<std::uint32_t> sysfs_queue_count(std::string_view name, std::string_view prefix)
 {
-    namespace fs = std::filesystem;
-    std::error_code ec;
-    const fs::path dir = fs::path("/sys/class/net") / std::string(name) / "queues";
-    fs::directory_iterator it(dir, ec);
-    if (ec)
-        return std::nullopt;
-    const std::string want = std::string(prefix) + "-";
-    std::uint32_t count = 0;
-    for (; it != fs::directory_iterator(); it.increment(ec)) {
-        if (ec)
-            return std::nullopt;
-        if (it->path().filename().string().rfind(want, 0) == 0)
-            ++count;
-    }
-    return count;
+    return sysfs::queue_count(name, prefix);
 }
 
 LinkGuard::~LinkGuard()

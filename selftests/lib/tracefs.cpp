@@ -1,31 +1,29 @@
 #include "tracefs.hpp"
 
 #include <cerrno>
+#include <cstdlib>
 #include <cstring>
-#include <fstream>
-#include <sstream>
+#include <memory>
 
-#include <fcntl.h>
-#include <sys/stat.h>
 #include <unistd.h>
+
+// libtracefs 1.6.4's tracefs.h is written for C: it has no extern "C" block, and its inline
+// tracefs_hist_start() passes 0 for an enum parameter, which C++ rejects. This overload,
+// declared and never defined, takes that call (the inline function is never used, so
+// nothing refers to it); everything else resolves to the library's C functions.
+struct tracefs_hist;
+int tracefs_hist_command(tracefs_instance *instance, tracefs_hist *hist, int cmd);
+extern "C" {
+#include <tracefs.h>
+}
 
 namespace ksft::tracefs {
 namespace {
 
-bool is_file(const std::string &path)
-{
-    return access(path.c_str(), F_OK) == 0;
-}
-
-std::optional<std::string> read_file(const std::string &path)
-{
-    std::ifstream in(path);
-    if (!in)
-        return std::nullopt;
-    std::ostringstream ss;
-    ss << in.rdbuf();
-    return ss.str();
-}
+// For the strings libtracefs returns from malloc().
+struct FreeDeleter {
+    void operator()(char *p) const { std::free(p); }
+};
 
 bool is_space(char c)
 {
@@ -68,11 +66,10 @@ bool line_has_event(std::string_view line, std::string_view event)
 
 std::optional<std::string> find_root()
 {
-    for (const char *dir : {"/sys/kernel/tracing", "/sys/kernel/debug/tracing"}) {
-        if (is_file(std::string(dir) + "/trace"))
-            return std::string(dir);
-    }
-    return std::nullopt;
+    const char *path = nullptr;
+    if (tracefs_tracing_dir_is_mounted(false, &path) != 1 || path == nullptr)
+        return std::nullopt;
+    return std::string(path);
 }
 
 std::size_t count_dev_lines(std::string_view trace_text, std::string_view dev,
@@ -105,31 +102,37 @@ std::size_t count_field_lines(std::string_view trace_text, std::string_view key,
     return count;
 }
 
-Instance::Instance(std::string name, std::string root)
+Instance::Instance(std::string name) : name_(std::move(name))
 {
-    if (root.empty()) {
-        auto found = find_root();
-        if (!found) {
-            error_ = "tracefs not mounted at /sys/kernel/tracing or /sys/kernel/debug/tracing";
-            return;
-        }
-        root = *found;
-    }
-    const std::string dir = root + "/instances";
-    if (!is_file(dir)) {
-        error_ = "no trace instances in " + root + " (" + dir + " missing)";
+    const auto root = find_root();
+    if (!root) {
+        error_ = "tracefs is not mounted (mount -t tracefs nodev /sys/kernel/tracing)";
         return;
     }
-    if (name.empty() || name.find('/') != std::string::npos) {
-        error_ = "bad trace instance name '" + name + "'";
+    if (name_.empty() || name_.find('/') != std::string::npos) {
+        error_ = "bad trace instance name '" + name_ + "'";
         return;
     }
-    path_ = dir + "/" + name;
-    if (mkdir(path_.c_str(), 0750) != 0) {
-        error_ = "mkdir " + path_ + ": " + std::strerror(errno);
+    if (access((*root + "/instances").c_str(), F_OK) != 0) {
+        error_ = "no trace instances in " + *root + " (" + *root + "/instances missing)";
         return;
     }
-    created_ = true;
+    errno = 0;
+    inst_ = tracefs_instance_create(name_.c_str());
+    if (inst_ == nullptr) {
+        error_ = "creating trace instance " + name_ + " in " + *root +
+                 "/instances failed: " + std::strerror(errno != 0 ? errno : EIO);
+        return;
+    }
+    if (!tracefs_instance_is_new(inst_)) {
+        tracefs_instance_free(inst_);
+        inst_ = nullptr;
+        error_ = "trace instance " + name_ + " exists already (not ours, left alone)";
+        return;
+    }
+    const std::unique_ptr<char, decltype(&tracefs_put_tracing_file)> dir(
+            tracefs_instance_get_dir(inst_), &tracefs_put_tracing_file);
+    path_ = dir ? dir.get() : *root + "/instances/" + name_;
 }
 
 Instance::~Instance()
@@ -139,13 +142,14 @@ Instance::~Instance()
 
 bool Instance::remove()
 {
-    if (!created_)
-        return true;
-    if (rmdir(path_.c_str()) != 0) {
-        error_ = "rmdir " + path_ + ": " + std::strerror(errno);
+    if (inst_ == nullptr)
+        return error_.empty();
+    if (tracefs_instance_destroy(inst_) != 0) {
+        error_ = "destroying trace instance " + name_ + " failed: " + std::strerror(errno);
         return false;
     }
-    created_ = false;
+    tracefs_instance_free(inst_);
+    inst_ = nullptr;
     return true;
 }
 
@@ -154,87 +158,85 @@ std::string instance_name(std::string_view prefix)
     return std::string(prefix) + "_" + std::to_string(getpid());
 }
 
-Event::Event(std::string system, std::string name, std::string root)
-    : system_(std::move(system)), name_(std::move(name)), root_(std::move(root))
+Event::Event(Instance &instance, std::string system, std::string name)
+    : instance_(instance), system_(std::move(system)), name_(std::move(name))
 {
-    if (root_.empty()) {
-        auto found = find_root();
-        if (!found) {
-            error_ = "tracefs not mounted at /sys/kernel/tracing or /sys/kernel/debug/tracing";
-            return;
-        }
-        root_ = *found;
-    } else if (!is_file(root_ + "/trace")) {
-        error_ = "no tracefs at " + root_;
+    if (!instance_.available()) {
+        error_ = instance_.error();
         return;
     }
-    const std::string enable = root_ + "/events/" + system_ + "/" + name_ + "/enable";
-    if (!is_file(enable))
-        error_ = "tracepoint " + system_ + ":" + name_ + " not available (" + enable + " missing)";
+    if (!tracefs_event_file_exists(instance_.get(), system_.c_str(), name_.c_str(), "enable")) {
+        error_ = "tracepoint " + system_ + ":" + name_ + " not available (no events/" + system_ +
+                 "/" + name_ + " in " + instance_.path() + ")";
+        return;
+    }
+    available_ = true;
 }
 
 Event::~Event()
 {
     if (enabled_here_)
         disable();
-    if (saved_tracing_on_)
-        write_file(root_ + "/tracing_on", *saved_tracing_on_);
+    if (turned_on_here_ && instance_.available())
+        tracefs_trace_off(instance_.get());
 }
 
-bool Event::write_file(const std::string &path, std::string_view value)
+bool Event::failed(std::string what)
 {
-    const int fd = open(path.c_str(), O_WRONLY | O_TRUNC | O_CLOEXEC);
-    if (fd < 0) {
-        error_ = "open " + path + ": " + std::strerror(errno);
-        return false;
-    }
-    const ssize_t n = write(fd, value.data(), value.size());
-    const int err = errno;
-    close(fd);
-    if (n != static_cast<ssize_t>(value.size())) {
-        error_ = "write " + path + ": " + (n < 0 ? std::strerror(err) : "short write");
-        return false;
-    }
-    return true;
+    error_ = std::move(what) + ": " + std::strerror(errno != 0 ? errno : EIO);
+    return false;
 }
 
 bool Event::enable()
 {
     if (!available())
         return false;
-    if (!saved_tracing_on_) {
-        auto on = read_file(root_ + "/tracing_on");
-        if (on && !on->empty() && (*on)[0] != '1') {
-            saved_tracing_on_ = on->substr(0, 1);
-            if (!write_file(root_ + "/tracing_on", "1"))
-                return false;
-        }
+    errno = 0;
+    if (!turned_on_here_ && tracefs_trace_is_on(instance_.get()) == 0) {
+        if (tracefs_trace_on(instance_.get()) != 0)
+            return failed("tracing_on of " + instance_.path());
+        turned_on_here_ = true;
     }
-    if (!write_file(root_ + "/events/" + system_ + "/" + name_ + "/enable", "1"))
-        return false;
+    if (tracefs_event_enable(instance_.get(), system_.c_str(), name_.c_str()) != 0)
+        return failed("enabling " + system_ + ":" + name_ + " in " + instance_.path());
     enabled_here_ = true;
     return true;
 }
 
 bool Event::disable()
 {
-    if (!write_file(root_ + "/events/" + system_ + "/" + name_ + "/enable", "0"))
+    if (!available())
         return false;
+    errno = 0;
+    if (tracefs_event_disable(instance_.get(), system_.c_str(), name_.c_str()) != 0)
+        return failed("disabling " + system_ + ":" + name_ + " in " + instance_.path());
     enabled_here_ = false;
     return true;
 }
 
 bool Event::clear()
 {
-    return available() && write_file(root_ + "/trace", "");
+    if (!available())
+        return false;
+    errno = 0;
+    if (tracefs_instance_file_clear(instance_.get(), "trace") < 0)
+        return failed("clearing " + instance_.path() + "/trace");
+    return true;
 }
 
 std::optional<std::string> Event::read_trace()
 {
-    auto text = read_file(root_ + "/trace");
-    if (!text)
-        error_ = "cannot read " + root_ + "/trace";
-    return text;
+    if (!available())
+        return std::nullopt;
+    errno = 0;
+    int size = 0;
+    const std::unique_ptr<char, FreeDeleter> text(
+            tracefs_instance_file_read(instance_.get(), "trace", &size));
+    if (!text) {
+        failed("reading " + instance_.path() + "/trace");
+        return std::nullopt;
+    }
+    return std::string(text.get(), static_cast<std::size_t>(size));
 }
 
 std::optional<std::size_t> Event::count(std::string_view dev, const std::function<void()> &window)

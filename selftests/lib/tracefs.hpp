@@ -1,4 +1,4 @@
-// Counting tracepoint hits per device through tracefs.
+// Counting tracepoint hits per device in a private trace instance (libtracefs).
 #pragma once
 
 #include <cstddef>
@@ -7,9 +7,11 @@
 #include <string>
 #include <string_view>
 
+struct tracefs_instance;
+
 namespace ksft::tracefs {
 
-// First of /sys/kernel/tracing and /sys/kernel/debug/tracing that holds a "trace" file.
+// Where tracefs is mounted (libtracefs reads the mount table), or nullopt. Never mounts it.
 std::optional<std::string> find_root();
 
 // Counts lines of trace text that carry the field dev=<dev> (exact name). Comment lines are
@@ -23,58 +25,62 @@ std::size_t count_dev_lines(std::string_view trace_text, std::string_view dev,
 std::size_t count_field_lines(std::string_view trace_text, std::string_view key,
                               std::string_view value, std::string_view event = {});
 
-// A private trace instance, <root>/instances/<name>: its own ring buffer, event switches
-// and tracing_on, so that clearing or enabling there leaves the global buffer and every
-// other instance alone. Removed again on destruction (rmdir, which tracefs allows on a
-// populated instance directory once nothing has its files open).
+// A private trace instance, <tracefs>/instances/<name> (tracefs_instance_create): its own
+// ring buffer, event switches and tracing_on, so that clearing or enabling there leaves
+// the global buffer and every other instance alone. Destroyed again on destruction.
 class Instance {
 public:
-    // root: tracefs mount point; empty means find_root(). An existing directory of that
-    // name is an error (it belongs to someone else), not reused.
-    explicit Instance(std::string name, std::string root = {});
+    // An existing instance of that name is an error (it belongs to someone else), not
+    // reused.
+    explicit Instance(std::string name);
     ~Instance();
     Instance(const Instance &) = delete;
     Instance &operator=(const Instance &) = delete;
     Instance(Instance &&) = delete;
     Instance &operator=(Instance &&) = delete;
 
-    // False if tracefs has no instances directory or mkdir failed; error() says why.
-    bool available() const { return error_.empty(); }
+    // False if tracefs is not mounted, has no instances or the instance could not be
+    // created; error() says why (usable as a SKIP reason).
+    bool available() const { return inst_ != nullptr && error_.empty(); }
     const std::string &error() const { return error_; }
-    // The instance directory: pass it as the root of an Event.
+    const std::string &name() const { return name_; }
+    // The instance directory.
     const std::string &path() const { return path_; }
-    // Removes the instance now; false (with error() set) if rmdir fails.
+    // The libtracefs handle (nullptr when not available).
+    tracefs_instance *get() const { return inst_; }
+    // Destroys the instance now; false (with error() set) if that fails.
     bool remove();
 
 private:
+    std::string name_;
     std::string path_;
     std::string error_;
-    bool created_ = false;
+    tracefs_instance *inst_ = nullptr;
 };
 
 // "<prefix>_<pid>": an instance name unique to this process.
 std::string instance_name(std::string_view prefix);
 
-// One tracepoint, events/<system>/<name>. Disabled again on destruction if it was enabled
-// here, and tracing_on is restored.
+// One tracepoint, events/<system>/<name>, of an instance. Disabled again on destruction if
+// it was enabled here, and the instance's tracing_on is restored.
 class Event {
 public:
-    // root: tracefs mount point or an Instance::path(); empty means find_root().
-    Event(std::string system, std::string name, std::string root = {});
+    // instance must outlive the event.
+    Event(Instance &instance, std::string system, std::string name);
     ~Event();
     Event(const Event &) = delete;
     Event &operator=(const Event &) = delete;
     Event(Event &&) = delete;
     Event &operator=(Event &&) = delete;
 
-    // False if tracefs or the event is missing; error() says why (usable as a SKIP reason).
-    bool available() const { return error_.empty(); }
+    // False if the instance or the event is missing; error() says why (usable as a SKIP
+    // reason).
+    bool available() const { return available_; }
     const std::string &error() const { return error_; }
-    const std::string &root() const { return root_; }
 
     bool enable();
     bool disable();
-    // Empties the trace buffer.
+    // Empties the instance's trace buffer.
     bool clear();
     std::optional<std::string> read_trace();
 
@@ -86,14 +92,15 @@ public:
                                            const std::function<void()> &window);
 
 private:
-    bool write_file(const std::string &path, std::string_view value);
+    bool failed(std::string what);
 
+    Instance &instance_;
     std::string system_;
     std::string name_;
-    std::string root_;
     std::string error_;
+    bool available_ = false;
     bool enabled_here_ = false;
-    std::optional<std::string> saved_tracing_on_;
+    bool turned_on_here_ = false;
 };
 
 } // namespace ksft::tracefs

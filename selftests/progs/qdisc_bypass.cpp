@@ -58,7 +58,7 @@ class Tracer {
 public:
     Tracer()
         : instance_(ksft::tracefs::instance_name("qdisc_bypass")),
-          enqueue_("qdisc", "qdisc_enqueue", instance_.available() ? instance_.path() : "/")
+          enqueue_(instance_, "qdisc", "qdisc_enqueue")
     {
     }
 
@@ -460,13 +460,8 @@ Outcome mq_children_bypass()
     // finds the other one's qdisc busy.
     const std::vector<int> cpus = cpus_for(2);
     if (cpus.size() > 1) {
-        for (std::size_t i = 0; i < cpus.size(); ++i) {
-            if (std::string err =
-                        ksft::sysfs::set_xps_cpus(dev.name(), static_cast<unsigned>(i), {cpus[i]});
-                !err.empty())
-                return Outcome::skip(
-                        cat("cannot map CPU ", cpus[i], " to tx-", i, " with XPS: ", err));
-        }
+        if (std::string err = ksft::sysfs::map_cpus_to_queues(dev.name(), cpus); !err.empty())
+            return Outcome::skip(cat("cannot map CPU i to tx-i with XPS: ", err));
     }
     Traffic t;
     if (auto o = send(dev, cpus, kPackets / cpus.size(), false, &tracer, t))

@@ -559,25 +559,24 @@ TEST(Ethtool, ChannelsMessages)
 
 TEST(Netdev, QstatsRequestAndReply)
 {
-    namespace u = ksft::uapi;
     Message msg;
     const nlmsghdr *nlh = ksft::netdev::build_qstats_get(msg, 33, 7, true);
     const auto *g = static_cast<const genlmsghdr *>(mnl_nlmsg_get_payload(nlh));
-    EXPECT_EQ(g->cmd, u::NETDEV_CMD_QSTATS_GET);
-    auto tb = ksft::nl::parse_attrs(nlh, sizeof(genlmsghdr), u::NETDEV_A_QSTATS_MAX);
-    EXPECT_EQ(ksft::nl::attr_u32(tb, u::NETDEV_A_QSTATS_IFINDEX), 7U);
-    EXPECT_EQ(ksft::nl::attr_u32(tb, u::NETDEV_A_QSTATS_SCOPE), u::NETDEV_QSTATS_SCOPE_QUEUE);
+    EXPECT_EQ(g->cmd, NETDEV_CMD_QSTATS_GET);
+    auto tb = ksft::nl::parse_attrs(nlh, sizeof(genlmsghdr), NETDEV_A_QSTATS_MAX);
+    EXPECT_EQ(ksft::nl::attr_u32(tb, NETDEV_A_QSTATS_IFINDEX), 7U);
+    EXPECT_EQ(ksft::nl::attr_u32(tb, NETDEV_A_QSTATS_SCOPE), NETDEV_QSTATS_SCOPE_QUEUE);
 
     nlh = ksft::netdev::build_qstats_get(msg, 33, 7, false);
-    tb = ksft::nl::parse_attrs(nlh, sizeof(genlmsghdr), u::NETDEV_A_QSTATS_MAX);
-    EXPECT_EQ(tb[u::NETDEV_A_QSTATS_SCOPE], nullptr);
+    tb = ksft::nl::parse_attrs(nlh, sizeof(genlmsghdr), NETDEV_A_QSTATS_MAX);
+    EXPECT_EQ(tb[NETDEV_A_QSTATS_SCOPE], nullptr);
 
-    nlmsghdr *rep = ksft::nl::genl_start(msg, 33, u::NETDEV_CMD_QSTATS_GET, 1, 0);
-    msg.put_u32(u::NETDEV_A_QSTATS_IFINDEX, 7);
-    msg.put_u32(u::NETDEV_A_QSTATS_QUEUE_TYPE, u::NETDEV_QUEUE_TYPE_TX);
-    msg.put_u32(u::NETDEV_A_QSTATS_QUEUE_ID, 3);
-    msg.put_u32(u::NETDEV_A_QSTATS_TX_PACKETS, 100);
-    msg.put_u64(u::NETDEV_A_QSTATS_TX_BYTES, 1ULL << 33);
+    nlmsghdr *rep = ksft::nl::genl_start(msg, 33, NETDEV_CMD_QSTATS_GET, 1, 0);
+    msg.put_u32(NETDEV_A_QSTATS_IFINDEX, 7);
+    msg.put_u32(NETDEV_A_QSTATS_QUEUE_TYPE, NETDEV_QUEUE_TYPE_TX);
+    msg.put_u32(NETDEV_A_QSTATS_QUEUE_ID, 3);
+    msg.put_u32(NETDEV_A_QSTATS_TX_PACKETS, 100);
+    msg.put_u64(NETDEV_A_QSTATS_TX_BYTES, 1ULL << 33);
     ksft::netdev::QStats q;
     ASSERT_TRUE(ksft::netdev::parse_qstats(rep, q).ok());
     EXPECT_EQ(q.ifindex, 7);

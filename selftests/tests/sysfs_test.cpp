@@ -1,3 +1,4 @@
+#include <cerrno>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -5,6 +6,7 @@
 #include <vector>
 
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include "sysfs.hpp"
 
@@ -47,7 +49,116 @@ TEST(Sysfs, WriteAndReadExistingFileOnly)
 
     const std::string xps = ksft::sysfs::set_xps_cpus("ksft-no-such-dev", 3, {1});
     EXPECT_NE(xps.find("/sys/class/net/ksft-no-such-dev/queues/tx-3/xps_cpus"), std::string::npos);
+    const std::string map = ksft::sysfs::map_cpus_to_queues("ksft-no-such-dev", {0, 1});
+    EXPECT_NE(map.find("/sys/class/net/ksft-no-such-dev/queues/tx-0/xps_cpus"), std::string::npos);
     fs::remove_all(dir);
+}
+
+TEST(Sysfs, ReadsProcAndNumbers)
+{
+    // A real procfs file: read(2) until EOF, whatever its size.
+    const auto stat = ksft::sysfs::read_file("/proc/self/stat");
+    ASSERT_TRUE(stat.has_value());
+    EXPECT_EQ(stat->rfind(std::to_string(getpid()) + " (", 0), 0U);
+
+    char tmpl[] = "/tmp/ksft-sysfs-XXXXXX";
+    ASSERT_NE(mkdtemp(tmpl), nullptr);
+    const fs::path dir = tmpl;
+    std::ofstream(dir / "n") << "42\n";
+    std::ofstream(dir / "bad") << "4 2\n";
+    std::ofstream(dir / "empty") << "";
+    EXPECT_EQ(ksft::sysfs::read_u64(dir / "n"), 42U);
+    EXPECT_FALSE(ksft::sysfs::read_u64(dir / "bad"));
+    EXPECT_FALSE(ksft::sysfs::read_u64(dir / "empty"));
+    EXPECT_FALSE(ksft::sysfs::read_u64(dir / "missing"));
+    fs::remove_all(dir);
+}
+
+TEST(Sysfs, WriteModes)
+{
+    char tmpl[] = "/tmp/ksft-sysfs-XXXXXX";
+    ASSERT_NE(mkdtemp(tmpl), nullptr);
+    const fs::path dir = tmpl;
+    const std::string file = dir / "cmd";
+    std::ofstream(file) << "old\n";
+    using ksft::sysfs::WriteMode;
+    EXPECT_EQ(ksft::sysfs::write_errno(file, "a\n", WriteMode::append), 0);
+    EXPECT_EQ(ksft::sysfs::write_errno(file, "b\n", WriteMode::append), 0);
+    EXPECT_EQ(ksft::sysfs::read_file(file), "old\na\nb\n");
+    EXPECT_EQ(ksft::sysfs::write_errno(file, "c"), 0);
+    EXPECT_EQ(ksft::sysfs::read_file(file), "c");
+    EXPECT_EQ(ksft::sysfs::write_errno(dir / "missing", "x"), ENOENT);
+    fs::remove_all(dir);
+}
+
+// XPS maps below a fake /sys/class/net, whose files are plain files: each write replaces
+// the content.
+class FakeXps : public ::testing::Test {
+protected:
+    void SetUp() override
+    {
+        char tmpl[] = "/tmp/ksft-xps-XXXXXX";
+        ASSERT_NE(mkdtemp(tmpl), nullptr);
+        root_ = tmpl;
+        for (unsigned q = 0; q < 3; ++q) {
+            fs::create_directories(fs::path(xps_path(q)).parent_path());
+            std::ofstream(xps_path(q)) << "00000003\n";
+        }
+    }
+    void TearDown() override { fs::remove_all(root_); }
+
+    std::string xps_path(unsigned q) const
+    {
+        return ksft::sysfs::xps_path("dummy0", q, root_.string());
+    }
+    std::string xps(unsigned q) const
+    {
+        std::string s = ksft::sysfs::read_file(xps_path(q)).value_or("?");
+        if (!s.empty() && s.back() == '\n')
+            s.pop_back();
+        return s;
+    }
+
+    fs::path root_;
+};
+
+TEST_F(FakeXps, QueueCount)
+{
+    fs::create_directories(root_ / "dummy0/queues/rx-0");
+    EXPECT_EQ(ksft::sysfs::queue_count("dummy0", "tx", root_.string()), 3U);
+    EXPECT_EQ(ksft::sysfs::queue_count("dummy0", "rx", root_.string()), 1U);
+    EXPECT_FALSE(ksft::sysfs::queue_count("nodev", "tx", root_.string()));
+    EXPECT_EQ(ksft::sysfs::queue_count("lo", "tx"), 1U); // the real /sys/class/net
+}
+
+TEST_F(FakeXps, OverrideAndRestore)
+{
+    EXPECT_EQ(xps_path(2), (root_ / "dummy0/queues/tx-2/xps_cpus").string());
+    {
+        ksft::sysfs::XpsOverride x("dummy0", root_);
+        ASSERT_EQ(x.apply({0, 5}, 3), "");
+        EXPECT_EQ(xps(0), "1");
+        EXPECT_EQ(xps(1), "20");
+        EXPECT_EQ(xps(2), "0");
+    }
+    for (unsigned q = 0; q < 3; ++q)
+        EXPECT_EQ(xps(q), "00000003") << q;
+
+    ksft::sysfs::XpsOverride bad("dummy0", root_);
+    EXPECT_NE(bad.apply({0, 1}, 4).find("tx-3"), std::string::npos);
+    EXPECT_EQ(xps(0), "00000003"); // nothing changed
+}
+
+TEST_F(FakeXps, KeepLeavesTheMaps)
+{
+    {
+        ksft::sysfs::XpsOverride x("dummy0", root_);
+        ASSERT_EQ(x.apply({1, 0}), ""); // as many queues as CPUs
+        x.keep();
+    }
+    EXPECT_EQ(xps(0), "2");
+    EXPECT_EQ(xps(1), "1");
+    EXPECT_EQ(xps(2), "00000003");
 }
 
 } // namespace

@@ -1,12 +1,19 @@
-#include <cstdlib>
+#include <cerrno>
+#include <cstring>
 #include <filesystem>
-#include <fstream>
-#include <sstream>
 #include <string>
 
+#include <arpa/inet.h>
 #include <gtest/gtest.h>
+#include <netinet/in.h>
+#include <sched.h>
+#include <sys/mount.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
+#include "strutil.hpp"
+#include "sysfs.hpp"
 #include "tracefs.hpp"
 
 namespace {
@@ -86,148 +93,168 @@ TEST(Tracefs, CountsAnyField)
     EXPECT_EQ(count_field_lines("a-1 [000] 1.0: e: ifindex=", "ifindex", "7"), 0U);
 }
 
-class FakeTracefs : public ::testing::Test {
-protected:
-    void SetUp() override
-    {
-        char tmpl[] = "/tmp/ksft-tracefs-XXXXXX";
-        ASSERT_NE(mkdtemp(tmpl), nullptr);
-        root_ = tmpl;
-        fs::create_directories(root_ / "events/net/net_dev_xmit");
-        write(root_ / "trace", "# tracer: nop\nold line dev=eth0\n");
-        write(root_ / "tracing_on", "0\n");
-        write(root_ / "events/net/net_dev_xmit/enable", "0\n");
-    }
-    void TearDown() override { fs::remove_all(root_); }
-
-    static void write(const fs::path &p, const std::string &s) { std::ofstream(p) << s; }
-    static std::string read(const fs::path &p)
-    {
-        std::ifstream in(p);
-        std::ostringstream ss;
-        ss << in.rdbuf();
-        return ss.str();
-    }
-
-    fs::path root_;
-};
-
-TEST_F(FakeTracefs, CountsOverWindowAndRestores)
-{
-    {
-        ksft::tracefs::Event ev("net", "net_dev_xmit", root_.string());
-        ASSERT_TRUE(ev.available()) << ev.error();
-        const auto n = ev.count("eth0", [&] {
-            EXPECT_EQ(read(root_ / "events/net/net_dev_xmit/enable"), "1");
-            EXPECT_EQ(read(root_ / "tracing_on"), "1");
-            std::ofstream(root_ / "trace", std::ios::app)
-                    << "a-1 [000] 1.0: net_dev_xmit: dev=eth0 len=64\n"
-                    << "a-1 [000] 1.1: net_dev_xmit: dev=eth1 len=64\n"
-                    << "a-1 [000] 1.2: net_dev_xmit: dev=eth0 len=64\n";
-        });
-        ASSERT_TRUE(n.has_value()) << ev.error();
-        EXPECT_EQ(*n, 2U); // the old line was cleared first
-        EXPECT_EQ(read(root_ / "events/net/net_dev_xmit/enable"), "0");
-    }
-    EXPECT_EQ(read(root_ / "tracing_on"), "0");
-}
-
-TEST_F(FakeTracefs, MissingEventIsReported)
-{
-    ksft::tracefs::Event ev("net", "no_such_event", root_.string());
-    EXPECT_FALSE(ev.available());
-    EXPECT_NE(ev.error().find("net:no_such_event"), std::string::npos);
-    EXPECT_FALSE(ev.enable());
-    EXPECT_FALSE(ev.count("eth0", [] {}).has_value());
-}
-
-TEST_F(FakeTracefs, InstanceIsCreatedAndRemoved)
-{
-    fs::create_directories(root_ / "instances");
-    const fs::path dir = root_ / "instances/ksft_1";
-    {
-        ksft::tracefs::Instance inst("ksft_1", root_.string());
-        ASSERT_TRUE(inst.available()) << inst.error();
-        EXPECT_EQ(inst.path(), dir.string());
-        EXPECT_TRUE(fs::is_directory(dir));
-    }
-    EXPECT_FALSE(fs::exists(dir));
-}
-
-TEST_F(FakeTracefs, ExistingInstanceIsNotReused)
-{
-    const fs::path dir = root_ / "instances/ksft_2";
-    fs::create_directories(dir);
-    {
-        ksft::tracefs::Instance inst("ksft_2", root_.string());
-        EXPECT_FALSE(inst.available());
-        EXPECT_NE(inst.error().find("File exists"), std::string::npos) << inst.error();
-    }
-    EXPECT_TRUE(fs::is_directory(dir)); // someone else's: left alone
-}
-
-TEST_F(FakeTracefs, NoInstancesDirectory)
-{
-    ksft::tracefs::Instance inst("ksft_3", root_.string());
-    EXPECT_FALSE(inst.available());
-    EXPECT_NE(inst.error().find("instances"), std::string::npos);
-    ksft::tracefs::Instance bad("a/b", root_.string());
-    EXPECT_FALSE(bad.available());
-}
-
 TEST(Tracefs, InstanceNameHasThePid)
 {
     const std::string name = ksft::tracefs::instance_name("qdisc_bypass");
     EXPECT_EQ(name, "qdisc_bypass_" + std::to_string(getpid()));
 }
 
-// An event of an instance counts in the instance's buffer only: the global trace
-// buffer and event switch stay as they were.
-TEST_F(FakeTracefs, EventInInstanceCountsField)
+// The tests below use the real tracefs. Where it is not mounted, the test process mounts it
+// at /sys/kernel/tracing in a mount namespace of its own (root only), so that the host's
+// mounts stay as they are; trace instances are the kernel's all the same, and each test
+// removes the ones it makes.
+std::string tracefs_unavailable()
 {
-    fs::create_directories(root_ / "instances");
-    fs::create_directories(root_ / "events/qdisc/qdisc_enqueue");
-    write(root_ / "events/qdisc/qdisc_enqueue/enable", "0\n");
-    ksft::tracefs::Instance inst("ksft_4", root_.string());
-    ASSERT_TRUE(inst.available()) << inst.error();
-    const fs::path dir = inst.path();
-    // What tracefs puts into a new instance.
-    fs::create_directories(dir / "events/qdisc/qdisc_enqueue");
-    write(dir / "trace", "# tracer: nop\nold ifindex=7\n");
-    write(dir / "tracing_on", "1\n");
-    write(dir / "events/qdisc/qdisc_enqueue/enable", "0\n");
-    {
-        ksft::tracefs::Event ev("qdisc", "qdisc_enqueue", inst.path());
-        ASSERT_TRUE(ev.available()) << ev.error();
-        const auto n = ev.count_field("ifindex", "7", [&] {
-            EXPECT_EQ(read(dir / "events/qdisc/qdisc_enqueue/enable"), "1");
-            std::ofstream(dir / "trace", std::ios::app)
-                    << "a-1 [000] 1.0: qdisc_enqueue: enqueue ifindex=7 qdisc handle=0x10000\n"
-                    << "a-1 [000] 1.1: qdisc_enqueue: enqueue ifindex=17 qdisc handle=0x10000\n"
-                    << "a-1 [000] 1.2: qdisc_dequeue: dequeue ifindex=7 qdisc handle=0x10000\n";
-        });
-        ASSERT_TRUE(n.has_value()) << ev.error();
-        EXPECT_EQ(*n, 1U);
-        EXPECT_EQ(read(dir / "events/qdisc/qdisc_enqueue/enable"), "0");
-    }
-    EXPECT_EQ(read(root_ / "trace"), "# tracer: nop\nold line dev=eth0\n");
-    EXPECT_EQ(read(root_ / "events/qdisc/qdisc_enqueue/enable"), "0\n");
-    EXPECT_EQ(read(root_ / "tracing_on"), "0\n");
-    // Real tracefs removes a populated instance; a plain directory does not.
-    EXPECT_FALSE(inst.remove());
-    EXPECT_NE(inst.error().find("rmdir"), std::string::npos);
-    fs::remove_all(dir / "events");
-    fs::remove(dir / "trace");
-    fs::remove(dir / "tracing_on");
-    EXPECT_TRUE(inst.remove());
-    EXPECT_FALSE(fs::exists(dir));
+    static const std::string why = []() -> std::string {
+        if (ksft::tracefs::find_root())
+            return {};
+        if (geteuid() != 0)
+            return "tracefs is not mounted, and mounting it needs root";
+        if (unshare(CLONE_NEWNS) != 0)
+            return ksft::cat("tracefs is not mounted; unshare(CLONE_NEWNS): ",
+                             std::strerror(errno));
+        if (mount(nullptr, "/", nullptr, MS_REC | MS_PRIVATE, nullptr) != 0)
+            return ksft::cat("tracefs is not mounted; making / private: ", std::strerror(errno));
+        if (mount("nodev", "/sys/kernel/tracing", "tracefs", 0, nullptr) != 0)
+            return ksft::cat("tracefs is not mounted, and mounting it at /sys/kernel/tracing "
+                             "failed: ",
+                             std::strerror(errno));
+        if (!ksft::tracefs::find_root())
+            return "tracefs mounted at /sys/kernel/tracing, but libtracefs does not find it";
+        return {};
+    }();
+    return why;
 }
 
-TEST(Tracefs, MissingRootIsReported)
+class RealTracefs : public ::testing::Test {
+protected:
+    void SetUp() override
+    {
+        if (const std::string why = tracefs_unavailable(); !why.empty())
+            GTEST_SKIP() << why;
+        root_ = ksft::tracefs::find_root().value_or("");
+    }
+
+    std::string file(const std::string &rel) const
+    {
+        return ksft::sysfs::read_file(root_ + "/" + rel).value_or("?");
+    }
+
+    std::string root_;
+};
+
+// UDP datagrams to the discard port of 127.0.0.1: each one goes out through lo.
+void send_on_lo(int packets)
 {
-    ksft::tracefs::Event ev("net", "net_dev_xmit", "/nonexistent/tracing");
+    const int fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+    ASSERT_GE(fd, 0) << std::strerror(errno);
+    sockaddr_in dst{};
+    dst.sin_family = AF_INET;
+    dst.sin_port = htons(9);
+    dst.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    for (int i = 0; i < packets; ++i) {
+        EXPECT_EQ(sendto(fd, "x", 1, 0, reinterpret_cast<const sockaddr *>(&dst), sizeof(dst)), 1)
+                << std::strerror(errno);
+    }
+    close(fd);
+}
+
+TEST_F(RealTracefs, InstanceIsCreatedAndDestroyed)
+{
+    const std::string name = ksft::tracefs::instance_name("ksft_test_a");
+    const fs::path dir = fs::path(root_) / "instances" / name;
+    {
+        ksft::tracefs::Instance inst(name);
+        ASSERT_TRUE(inst.available()) << inst.error();
+        EXPECT_EQ(inst.name(), name);
+        EXPECT_EQ(fs::path(inst.path()), dir);
+        EXPECT_TRUE(fs::exists(dir / "trace"));
+        EXPECT_NE(inst.get(), nullptr);
+    }
+    EXPECT_FALSE(fs::exists(dir));
+
+    ksft::tracefs::Instance again(name);
+    ASSERT_TRUE(again.available()) << again.error();
+    EXPECT_TRUE(again.remove());
+    EXPECT_FALSE(fs::exists(dir));
+    EXPECT_TRUE(again.remove()); // once is enough
+}
+
+TEST_F(RealTracefs, ExistingInstanceIsNotReused)
+{
+    const std::string name = ksft::tracefs::instance_name("ksft_test_b");
+    const fs::path dir = fs::path(root_) / "instances" / name;
+    ASSERT_EQ(mkdir(dir.c_str(), 0750), 0) << std::strerror(errno); // someone else's
+    {
+        ksft::tracefs::Instance inst(name);
+        EXPECT_FALSE(inst.available());
+        EXPECT_NE(inst.error().find("exists already"), std::string::npos) << inst.error();
+    }
+    EXPECT_TRUE(fs::is_directory(dir)); // left alone
+    EXPECT_EQ(rmdir(dir.c_str()), 0) << std::strerror(errno);
+
+    ksft::tracefs::Instance bad("a/b");
+    EXPECT_FALSE(bad.available());
+    EXPECT_NE(bad.error().find("a/b"), std::string::npos) << bad.error();
+    ksft::tracefs::Event ev(bad, "net", "net_dev_xmit");
     EXPECT_FALSE(ev.available());
-    EXPECT_NE(ev.error().find("/nonexistent/tracing"), std::string::npos);
+    EXPECT_EQ(ev.error(), bad.error());
+}
+
+// net:net_dev_xmit counted over a window in a private instance: the global buffer's event
+// switch stays as it was, and the instance's is off again afterwards.
+TEST_F(RealTracefs, CountsInItsOwnInstanceOnly)
+{
+    ksft::tracefs::Instance inst(ksft::tracefs::instance_name("ksft_test_c"));
+    ASSERT_TRUE(inst.available()) << inst.error();
+    ksft::tracefs::Event ev(inst, "net", "net_dev_xmit");
+    if (!ev.available())
+        GTEST_SKIP() << ev.error();
+    const std::string rel = "instances/" + inst.name() + "/events/net/net_dev_xmit/enable";
+    const std::string global_before = file("events/net/net_dev_xmit/enable");
+
+    constexpr int kPackets = 20;
+    const auto n = ev.count("lo", [&] {
+        EXPECT_EQ(file(rel), "1\n");
+        EXPECT_EQ(file("events/net/net_dev_xmit/enable"), global_before);
+        send_on_lo(kPackets);
+    });
+    ASSERT_TRUE(n.has_value()) << ev.error();
+    EXPECT_GE(*n, static_cast<std::size_t>(kPackets)); // and ICMP port unreachable replies
+    EXPECT_EQ(file(rel), "0\n");
+    EXPECT_EQ(file("events/net/net_dev_xmit/enable"), global_before);
+
+    // The buffer is emptied at the start of each count: nothing sent, nothing counted.
+    const auto none = ev.count("lo", [] {});
+    ASSERT_TRUE(none.has_value()) << ev.error();
+    EXPECT_EQ(*none, 0U);
+}
+
+TEST_F(RealTracefs, TracingOnIsRestored)
+{
+    ksft::tracefs::Instance inst(ksft::tracefs::instance_name("ksft_test_d"));
+    ASSERT_TRUE(inst.available()) << inst.error();
+    const std::string on = "instances/" + inst.name() + "/tracing_on";
+    ASSERT_EQ(ksft::sysfs::write_file(root_ + "/" + on, "0"), "");
+    {
+        ksft::tracefs::Event ev(inst, "net", "net_dev_xmit");
+        if (!ev.available())
+            GTEST_SKIP() << ev.error();
+        ASSERT_TRUE(ev.enable()) << ev.error();
+        EXPECT_EQ(file(on), "1\n");
+    }
+    EXPECT_EQ(file(on), "0\n");
+}
+
+TEST_F(RealTracefs, MissingEventIsReported)
+{
+    ksft::tracefs::Instance inst(ksft::tracefs::instance_name("ksft_test_e"));
+    ASSERT_TRUE(inst.available()) << inst.error();
+    ksft::tracefs::Event ev(inst, "net", "no_such_event");
+    EXPECT_FALSE(ev.available());
+    EXPECT_NE(ev.error().find("net:no_such_event"), std::string::npos) << ev.error();
+    EXPECT_FALSE(ev.enable());
+    EXPECT_FALSE(ev.count("lo", [] {}).has_value());
 }
 
 } // namespace

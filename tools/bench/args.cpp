@@ -2,224 +2,151 @@
 
 #include <charconv>
 #include <cmath>
-#include <set>
+#include <functional>
+#include <utility>
 
-#include "ktap.hpp"
+#include <CLI/CLI.hpp>
 
 namespace mqbench {
 namespace {
 
-template <typename T>
-std::optional<T> parse_uint(std::string_view s)
+bool valid_ifname(std::string_view name)
 {
-    T v = 0;
-    if (s.empty() || s.front() == '+' || s.front() == '-')
-        return std::nullopt;
-    const auto [ptr, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
-    if (ec != std::errc() || ptr != s.data() + s.size())
-        return std::nullopt;
-    return v;
-}
-
-std::optional<double> parse_seconds(std::string_view s)
-{
-    double v = 0;
-    if (s.empty() || s.front() == '+' || s.front() == '-')
-        return std::nullopt;
-    const auto [ptr, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
-    if (ec != std::errc() || ptr != s.data() + s.size() || !std::isfinite(v))
-        return std::nullopt;
-    return v;
-}
-
-bool valid_ifname(std::string_view name, bool allow_at)
-{
-    // IFNAMSIZ is 16 including the terminating NUL.
+    // IFNAMSIZ is 16 including the terminating NUL; '@' would clash with pktgen's
+    // NAME@THREAD device names.
     if (name.empty() || name.size() > 15 || name == "." || name == "..")
         return false;
     for (const char c : name) {
-        if (c == '/' || c == ':' || static_cast<unsigned char>(c) <= ' ' || c == 0x7f)
-            return false;
-        if (c == '@' && !allow_at)
+        if (c == '/' || c == ':' || c == '@' || static_cast<unsigned char>(c) <= ' ' || c == 0x7f)
             return false;
     }
     return true;
 }
 
-struct Failure {
-    std::string message;
-};
+// A CLI11 check: an empty string if s is fine, else the message.
+CLI::Validator validator(std::string name, std::function<std::string(const std::string &)> fn)
+{
+    return {[fn = std::move(fn)](std::string &s) { return fn(s); }, "", std::move(name)};
+}
 
-class Parser {
-public:
-    explicit Parser(const std::vector<std::string> &args) : args_(args) {}
+// Plain decimal digits: CLI11 alone would also take "+2", "0x10" or "0b11". Checked before
+// the CLI::Range of each number, which stops at the first failing check.
+CLI::Validator decimal()
+{
+    return validator("DECIMAL", [](const std::string &s) -> std::string {
+        if (s.empty() || s.find_first_not_of("0123456789") != std::string::npos)
+            return "'" + s + "' is not a decimal integer";
+        return {};
+    });
+}
 
-    ParseResult run()
+CLI::Validator seconds()
+{
+    return validator("SECONDS", [](const std::string &s) -> std::string {
+        double v = 0;
+        const auto [ptr, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
+        if (s.empty() || s.front() == '+' || s.front() == '-' || ec != std::errc() ||
+            ptr != s.data() + s.size() || !std::isfinite(v) || v <= 0 || v > kMaxDuration)
+            return "'" + s + "' is not a number of seconds in (0, 86400]";
+        return {};
+    });
+}
+
+CLI::Validator ifname()
+{
+    return validator("NAME", [](const std::string &s) -> std::string {
+        return valid_ifname(s) ? "" : "'" + s + "' is not a valid interface name";
+    });
+}
+
+CLI::Validator mac()
+{
+    return validator("MAC", [](const std::string &s) -> std::string {
+        return valid_mac(s) ? "" : "'" + s + "' is not a MAC address (aa:bb:cc:dd:ee:ff)";
+    });
+}
+
+// The command line, bound to the fields of o.
+struct Cli {
+    CLI::App app{"multi-queue transmit benchmark", std::string(kToolName)};
+    CLI::App *pktgen = nullptr;
+    CLI::App *gen = nullptr;
+    std::uint64_t count = 0;
+    double duration = 0;
+    std::string mode;
+
+    explicit Cli(Options &o)
     {
-        ParseResult r;
-        try {
-            r.options = parse();
-            if (help_) {
-                r.options.reset();
-                r.help = true;
-            }
-        } catch (const Failure &f) {
-            r.error = f.message;
+        app.require_subcommand(1);
+        // Every option at most once (--threads 1 --threads 2 is an error, not the last one).
+        app.option_defaults()->multi_option_policy(CLI::MultiOptionPolicy::Throw);
+        pktgen = app.add_subcommand("pktgen");
+        gen = app.add_subcommand("gen");
+        for (CLI::App *sub : {pktgen, gen}) {
+            sub->add_option("--dev", o.dev)->required()->check(ifname());
+            number(*sub, "--threads", o.threads, 1U, kMaxThreads)->required();
+            CLI::Option *c = number(*sub, "--count", count, std::uint64_t{1}, kMaxCount);
+            c->excludes(sub->add_option("--duration", duration)->check(seconds()));
+            number(*sub, "--size", o.size, kMinSize, kMaxSize);
+            sub->add_option("--dst-mac", o.dst_mac)->check(mac());
+            flag(*sub, "--json", o.json);
+            flag(*sub, "--quiet", o.quiet);
         }
-        return r;
+        flag(*pktgen, "--xps", o.xps);
+        number(*pktgen, "--burst", o.burst, 1U, 65536U);
+        number(*pktgen, "--clone-skb", o.clone_skb, 0U, 1000000000U);
+        number(*pktgen, "--flows", o.flows, 1U, 65000U);
+        pktgen->add_option("--xmit-mode", o.xmit_mode)
+                ->check(CLI::IsMember({"queue_xmit", "start_xmit"}));
+        gen->add_option("--mode", mode)
+                ->required()
+                ->check(CLI::IsMember({"sendmmsg", "tx_ring", "udp"}));
+        flag(*gen, "--qdisc-bypass", o.qdisc_bypass);
+        number(*gen, "--batch", o.batch, 1U, 1024U);
     }
 
-private:
-    [[noreturn]] static void fail(std::string msg) { throw Failure{std::move(msg)}; }
-
-    Options parse()
+    // A decimal number in [lo, hi].
+    template <typename T>
+    static CLI::Option *number(CLI::App &sub, const std::string &name, T &value, T lo, T hi)
     {
-        Options o;
-        o.argv = args_;
-        if (args_.empty())
-            fail("missing subcommand");
-        const std::string &sub = args_[0];
-        if (sub == "-h" || sub == "--help" || sub == "help") {
-            help_ = true;
-            return o;
-        }
-        if (sub == "pktgen")
-            o.cmd = Subcommand::pktgen;
-        else if (sub == "gen")
-            o.cmd = Subcommand::gen;
-        else
-            fail("unknown subcommand '" + sub + "'");
-
-        const bool pg = o.cmd == Subcommand::pktgen;
-        bool have_mode = false;
-        for (std::size_t i = 1; i < args_.size(); ++i) {
-            std::string name = args_[i];
-            std::optional<std::string> inline_value;
-            if (name == "-h" || name == "--help") {
-                help_ = true;
-                return o;
-            }
-            if (name.rfind("--", 0) != 0 || name.size() == 2)
-                fail("unexpected argument '" + name + "'");
-            if (const auto eq = name.find('='); eq != std::string::npos) {
-                inline_value = name.substr(eq + 1);
-                name.resize(eq);
-            }
-            if (!seen_.insert(name).second)
-                fail(name + " given more than once");
-
-            auto flag = [&] {
-                if (inline_value)
-                    fail(name + " takes no value");
-            };
-            auto value = [&]() -> std::string {
-                if (inline_value)
-                    return *inline_value;
-                if (i + 1 >= args_.size())
-                    fail(name + " needs a value");
-                return args_[++i];
-            };
-            auto only = [&](bool ok, const char *sub_name) {
-                if (!ok)
-                    fail(name + " is only valid for '" + sub_name + "'");
-            };
-            auto number = [&](std::uint64_t lo, std::uint64_t hi) -> std::uint64_t {
-                const std::string v = value();
-                const auto n = parse_uint<std::uint64_t>(v);
-                if (!n || *n < lo || *n > hi)
-                    fail(ksft::cat(name, ": '", v, "' is not an integer in [", lo, ", ", hi, "]"));
-                return *n;
-            };
-
-            if (name == "--dev") {
-                o.dev = value();
-                if (!valid_ifname(o.dev, false))
-                    fail("--dev: '" + o.dev + "' is not a valid interface name");
-            } else if (name == "--threads") {
-                o.threads = static_cast<unsigned>(number(1, kMaxThreads));
-            } else if (name == "--count") {
-                o.count = number(1, kMaxCount);
-            } else if (name == "--duration") {
-                const std::string v = value();
-                const auto d = parse_seconds(v);
-                if (!d || *d <= 0 || *d > kMaxDuration)
-                    fail("--duration: '" + v + "' is not a number of seconds in (0, 86400]");
-                o.duration = d;
-            } else if (name == "--size") {
-                o.size = static_cast<std::size_t>(number(kMinSize, kMaxSize));
-            } else if (name == "--json") {
-                flag();
-                o.json = true;
-            } else if (name == "--quiet") {
-                flag();
-                o.quiet = true;
-            } else if (name == "--dst-mac") {
-                o.dst_mac = value();
-                if (!valid_mac(o.dst_mac))
-                    fail("--dst-mac: '" + o.dst_mac + "' is not a MAC address (aa:bb:cc:dd:ee:ff)");
-            } else if (name == "--xps") {
-                only(pg, "pktgen");
-                flag();
-                o.xps = true;
-            } else if (name == "--burst") {
-                only(pg, "pktgen");
-                o.burst = static_cast<unsigned>(number(1, 65536));
-            } else if (name == "--clone-skb") {
-                only(pg, "pktgen");
-                o.clone_skb = static_cast<unsigned>(number(0, 1000000000));
-            } else if (name == "--xmit-mode") {
-                only(pg, "pktgen");
-                o.xmit_mode = value();
-                if (o.xmit_mode != "queue_xmit" && o.xmit_mode != "start_xmit")
-                    fail("--xmit-mode: '" + o.xmit_mode + "' is not one of queue_xmit, start_xmit");
-            } else if (name == "--mode") {
-                only(!pg, "gen");
-                const std::string v = value();
-                if (v == "sendmmsg")
-                    o.mode = GenMode::sendmmsg;
-                else if (v == "tx_ring")
-                    o.mode = GenMode::tx_ring;
-                else if (v == "udp")
-                    o.mode = GenMode::udp;
-                else
-                    fail("--mode: '" + v + "' is not one of sendmmsg, tx_ring, udp");
-                have_mode = true;
-            } else if (name == "--qdisc-bypass") {
-                only(!pg, "gen");
-                flag();
-                o.qdisc_bypass = true;
-            } else if (name == "--batch") {
-                only(!pg, "gen");
-                o.batch = static_cast<unsigned>(number(1, 1024));
-            } else {
-                fail("unknown option " + name);
-            }
-        }
-
-        if (o.dev.empty())
-            fail("--dev is required");
-        if (o.threads == 0)
-            fail("--threads is required");
-        if (o.count && o.duration)
-            fail("--count and --duration are mutually exclusive");
-        if (!o.count && !o.duration)
-            o.count = kDefaultCount;
-        if (!pg && !have_mode)
-            fail("--mode is required for 'gen'");
-        if (o.mode == GenMode::udp && o.qdisc_bypass)
-            fail("--qdisc-bypass applies to AF_PACKET modes (sendmmsg, tx_ring), not udp");
-        if (pg && o.burst > 1 && o.xmit_mode == "queue_xmit")
-            fail("--burst > 1 needs --xmit-mode start_xmit (pktgen rejects burst with "
-                 "queue_xmit: EOPNOTSUPP)");
-        if (pg && o.dev.size() + 1 + std::to_string(o.threads - 1).size() > 31)
-            fail("--dev: name too long for pktgen's NAME@THREAD device names");
-        return o;
+        return sub.add_option(name, value)->check(decimal())->check(CLI::Range(lo, hi));
     }
 
-    const std::vector<std::string> &args_;
-    std::set<std::string> seen_;
-    bool help_ = false;
+    static void flag(CLI::App &sub, const std::string &name, bool &value)
+    {
+        sub.add_flag(name, value)
+                ->disable_flag_override()
+                ->multi_option_policy(CLI::MultiOptionPolicy::Throw);
+    }
+
+    CLI::App *parsed() const { return pktgen->parsed() ? pktgen : gen; }
+
+    // For an option given to the wrong subcommand: "--mode is only valid for 'gen'".
+    std::string misplaced() const
+    {
+        const CLI::App &sub = *parsed();
+        const CLI::App &other = &sub == pktgen ? *gen : *pktgen;
+        for (std::string arg : app.remaining(true)) {
+            arg = arg.substr(0, arg.find('='));
+            if (other.get_option_no_throw(arg) != nullptr &&
+                sub.get_option_no_throw(arg) == nullptr)
+                return arg + " is only valid for '" + other.get_name() + "'";
+        }
+        return {};
+    }
 };
+
+// The checks across options, after CLI11 has parsed them; an error message or "".
+std::string check_combinations(const Options &o)
+{
+    const bool pg = o.cmd == Subcommand::pktgen;
+    if (o.mode == GenMode::udp && o.qdisc_bypass)
+        return "--qdisc-bypass applies to AF_PACKET modes (sendmmsg, tx_ring), not udp";
+    if (pg && o.burst > 1 && o.xmit_mode == "queue_xmit")
+        return "--burst > 1 needs --xmit-mode start_xmit (pktgen rejects burst with "
+               "queue_xmit: EOPNOTSUPP)";
+    return {};
+}
 
 } // namespace
 
@@ -241,14 +168,53 @@ bool valid_mac(std::string_view mac)
 
 ParseResult parse_args(const std::vector<std::string> &args)
 {
-    return Parser(args).run();
+    ParseResult r;
+    if (!args.empty() && args.front() == "help") {
+        r.help = true;
+        return r;
+    }
+    Options o;
+    o.argv = args;
+    Cli cli(o);
+    std::vector<std::string> reversed(args.rbegin(), args.rend()); // as CLI11 takes them
+    try {
+        cli.app.parse(reversed);
+    } catch (const CLI::CallForHelp &) {
+        r.help = true;
+        return r;
+    } catch (const CLI::ExtrasError &e) {
+        const std::string where =
+                cli.pktgen->parsed() || cli.gen->parsed() ? cli.misplaced() : std::string();
+        r.error = where.empty() ? e.what() : where;
+        return r;
+    } catch (const CLI::ParseError &e) {
+        r.error = e.what();
+        return r;
+    }
+    o.cmd = cli.parsed() == cli.pktgen ? Subcommand::pktgen : Subcommand::gen;
+    const CLI::App &sub = *cli.parsed();
+    if (sub.count("--count") > 0)
+        o.count = cli.count;
+    else if (sub.count("--duration") > 0)
+        o.duration = cli.duration;
+    else
+        o.count = kDefaultCount;
+    if (o.cmd == Subcommand::gen)
+        o.mode = cli.mode == "tx_ring" ? GenMode::tx_ring
+                 : cli.mode == "udp"   ? GenMode::udp
+                                       : GenMode::sendmmsg;
+    r.error = check_combinations(o);
+    if (r.error.empty())
+        r.options = std::move(o);
+    return r;
 }
 
 std::string usage()
 {
     return R"(usage:
   mqbench pktgen --dev NAME --threads N [--count C | --duration SECONDS] [--size BYTES]
-                 [--xps] [--burst B] [--clone-skb K] [--xmit-mode queue_xmit|start_xmit]
+                 [--xps] [--burst B] [--clone-skb K] [--flows F]
+                 [--xmit-mode queue_xmit|start_xmit]
                  [--dst-mac MAC] [--json] [--quiet]
   mqbench gen --dev NAME --mode sendmmsg|tx_ring|udp --threads N
               [--count C | --duration SECONDS] [--size BYTES] [--qdisc-bypass]
@@ -267,6 +233,7 @@ gen     user-space generator, one thread pinned per online CPU: AF_PACKET sendmm
   --xps            map tx-i to CPU i through xps_cpus during the run (restored after)
   --burst B        pktgen burst (B > 1 needs --xmit-mode start_xmit)
   --clone-skb K    pktgen clone_skb
+  --flows F        random UDP source port over F values per packet (pktgen UDPSRC_RND)
   --xmit-mode M    pktgen xmit_mode (default queue_xmit)
   --dst-mac MAC    destination MAC (default 02:00:00:00:00:02)
   --qdisc-bypass   PACKET_QDISC_BYPASS on the AF_PACKET sockets
@@ -296,31 +263,29 @@ std::string_view to_string(GenMode m)
     return "?";
 }
 
-json::Value options_to_json(const Options &o)
+nlohmann::ordered_json options_to_json(const Options &o)
 {
-    json::Value a = json::Value::object();
-    a.set("dev", o.dev);
-    a.set("threads", o.threads);
-    a.set("count", o.count);
-    a.set("duration", o.duration);
-    a.set("size", o.size);
-    a.set("dst_mac", o.dst_mac);
+    nlohmann::ordered_json a;
+    a["dev"] = o.dev;
+    a["threads"] = o.threads;
+    a["count"] = json_or_null(o.count);
+    a["duration"] = json_or_null(o.duration);
+    a["size"] = o.size;
+    a["dst_mac"] = o.dst_mac;
     if (o.cmd == Subcommand::pktgen) {
-        a.set("xps", o.xps);
-        a.set("burst", o.burst);
-        a.set("clone_skb", o.clone_skb);
-        a.set("xmit_mode", o.xmit_mode);
+        a["xps"] = o.xps;
+        a["burst"] = o.burst;
+        a["clone_skb"] = o.clone_skb;
+        a["flows"] = o.flows;
+        a["xmit_mode"] = o.xmit_mode;
     } else {
-        a.set("mode", to_string(o.mode));
-        a.set("qdisc_bypass", o.qdisc_bypass);
-        a.set("batch", o.batch);
+        a["mode"] = to_string(o.mode);
+        a["qdisc_bypass"] = o.qdisc_bypass;
+        a["batch"] = o.batch;
     }
-    a.set("json", o.json);
-    a.set("quiet", o.quiet);
-    json::Value argv = json::Value::array();
-    for (const std::string &s : o.argv)
-        argv.push(s);
-    a.set("argv", std::move(argv));
+    a["json"] = o.json;
+    a["quiet"] = o.quiet;
+    a["argv"] = o.argv;
     return a;
 }
 

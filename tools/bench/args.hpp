@@ -1,4 +1,4 @@
-// Command line of mqbench.
+// Command line of mqbench (parsed with CLI11).
 #pragma once
 
 #include <cstddef>
@@ -8,7 +8,7 @@
 #include <string_view>
 #include <vector>
 
-#include "json.hpp"
+#include <nlohmann/json.hpp>
 
 namespace mqbench {
 
@@ -48,6 +48,7 @@ struct Options {
     bool xps = false;
     unsigned burst = 1;
     unsigned clone_skb = 0;
+    unsigned flows = 1;
     std::string xmit_mode = "queue_xmit"; // or start_xmit
 
     // gen
@@ -67,15 +68,24 @@ struct ParseResult {
     std::string error;              // set on failure
 };
 
-// args excludes the program name.
+// args excludes the program name. The syntax (subcommands, option values, ranges, the
+// options of each subcommand, --count excluding --duration) is CLI11's; the checks across
+// options are done here after it.
 ParseResult parse_args(const std::vector<std::string> &args);
 std::string usage();
 
 std::string_view to_string(Subcommand c);
 std::string_view to_string(GenMode m);
 
+// An optional as JSON: its value, or null.
+template <typename T>
+nlohmann::ordered_json json_or_null(const std::optional<T> &v)
+{
+    return v ? nlohmann::ordered_json(*v) : nlohmann::ordered_json(nullptr);
+}
+
 // Effective options as a JSON object (the report's "args").
-json::Value options_to_json(const Options &o);
+nlohmann::ordered_json options_to_json(const Options &o);
 
 // Parses "aa:bb:cc:dd:ee:ff" (hex, case-insensitive).
 bool valid_mac(std::string_view mac);

@@ -38,7 +38,10 @@ int real_main(int argc, char **argv)
             return rc;
     }
     if (o.json)
-        std::cout << to_json(r).dump(2) << "\n";
+        // Bytes that are not UTF-8 (a device name may have them) become U+FFFD.
+        std::cout << to_json(r).dump(2, ' ', false,
+                                     nlohmann::ordered_json::error_handler_t::replace)
+                  << "\n";
     else
         std::cout << to_table(r);
     std::cout.flush();

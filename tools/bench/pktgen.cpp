@@ -5,13 +5,10 @@
 #include <charconv>
 #include <chrono>
 #include <cstring>
-#include <fstream>
-#include <sstream>
 #include <system_error>
 #include <thread>
 
-#include <fcntl.h>
-#include <unistd.h>
+#include "sysfs.hpp"
 
 namespace mqbench::pktgen {
 
@@ -51,6 +48,12 @@ std::vector<Command> setup_plan(const Config &cfg, const std::vector<unsigned> &
         cmds.push_back({f, "dst " + cfg.dst});
         cmds.push_back({f, "burst " + std::to_string(cfg.burst)});
         cmds.push_back({f, "clone_skb " + std::to_string(cfg.clone_skb)});
+        if (cfg.flows > 1) {
+            constexpr unsigned kFirstPort = 9;
+            cmds.push_back({f, "udp_src_min " + std::to_string(kFirstPort)});
+            cmds.push_back({f, "udp_src_max " + std::to_string(kFirstPort + cfg.flows - 1)});
+            cmds.push_back({f, "flag UDPSRC_RND"});
+        }
     }
     return cmds;
 }
@@ -159,17 +162,11 @@ bool Proc::available() const
 
 namespace {
 
-// Returns 0 or an errno value.
+// Returns 0 or an errno value. O_APPEND: pktgen ignores the offset; a fake root of plain
+// files keeps a log.
 int write_once(const std::filesystem::path &path, const std::string &line)
 {
-    // O_APPEND: pktgen ignores the offset; a fake root of plain files keeps a log.
-    const int fd = open(path.c_str(), O_WRONLY | O_APPEND | O_CLOEXEC);
-    if (fd < 0)
-        return errno;
-    const ssize_t n = ::write(fd, line.data(), line.size());
-    const int err = n < 0 ? errno : (static_cast<std::size_t>(n) != line.size() ? EIO : 0);
-    close(fd);
-    return err;
+    return ksft::sysfs::write_errno(path, line, ksft::sysfs::WriteMode::append);
 }
 
 std::string hint(const Command &cmd, int err)
@@ -217,12 +214,7 @@ std::string Proc::apply(const std::vector<Command> &cmds)
 
 std::optional<std::string> Proc::read(const std::string &file) const
 {
-    std::ifstream in(root_ / file);
-    if (!in)
-        return std::nullopt;
-    std::ostringstream os;
-    os << in.rdbuf();
-    return os.str();
+    return ksft::sysfs::read_file(root_ / file);
 }
 
 std::vector<Command> Proc::journal() const

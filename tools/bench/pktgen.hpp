@@ -21,6 +21,7 @@ struct Config {
     std::string xmit_mode = "queue_xmit";
     unsigned burst = 1;
     unsigned clone_skb = 0;
+    unsigned flows = 1; // > 1: random UDP source port over this many values (UDPSRC_RND)
     std::string dst_mac = "02:00:00:00:00:02";
     std::string dst = "198.18.0.1";
     std::uint32_t tx_queues = 1; // the device's real TX queue count (queue maps are clamped)
@@ -40,7 +41,8 @@ std::string device_name(std::string_view dev, unsigned thread);
 // Every write that sets the run up, in order: rem_device_all on every existing thread (so
 // stale devices from earlier runs do not start with ours), add_device NAME@i on kpktgend_i
 // for i < threads, then per device: count, pkt_size, xmit_mode, queue_map_min/max (i
-// clamped to tx_queues - 1), dst_mac, dst, burst, clone_skb.
+// clamped to tx_queues - 1), dst_mac, dst, burst, clone_skb, and for flows > 1
+// udp_src_min/max and flag UDPSRC_RND.
 std::vector<Command> setup_plan(const Config &cfg, const std::vector<unsigned> &thread_ids);
 
 // Parsed "Result:" of a device file (show_results() in net/core/pktgen.c):

@@ -2,8 +2,8 @@
 
 #include <array>
 #include <charconv>
-#include <fstream>
-#include <sstream>
+
+#include "sysfs.hpp"
 
 namespace mqbench::procstat {
 
@@ -43,12 +43,10 @@ std::optional<CpuTimes> parse(std::string_view text)
 
 std::optional<CpuTimes> read(const std::string &path)
 {
-    std::ifstream in(path);
-    if (!in)
+    const auto text = ksft::sysfs::read_file(path);
+    if (!text)
         return std::nullopt;
-    std::ostringstream os;
-    os << in.rdbuf();
-    return parse(os.str());
+    return parse(*text);
 }
 
 namespace {

@@ -113,21 +113,4 @@ Counts delta(const Counts &before, const Counts &after)
     return d;
 }
 
-std::optional<std::uint32_t> tx_queue_count(const std::filesystem::path &sys_class_net,
-                                            const std::string &dev)
-{
-    std::error_code ec;
-    std::filesystem::directory_iterator it(sys_class_net / dev / "queues", ec);
-    if (ec)
-        return std::nullopt;
-    std::uint32_t n = 0;
-    for (; it != std::filesystem::directory_iterator(); it.increment(ec)) {
-        if (ec)
-            return std::nullopt;
-        if (it->path().filename().string().rfind("tx-", 0) == 0)
-            ++n;
-    }
-    return n;
-}
-
 } // namespace mqbench::queues

@@ -2,7 +2,6 @@
 #pragma once
 
 #include <cstdint>
-#include <filesystem>
 #include <map>
 #include <optional>
 #include <string>
@@ -31,10 +30,5 @@ Snapshot take(int ifindex, const std::string &want = {});
 
 // after - before per queue (queues missing in before count from 0; negative deltas as 0).
 Counts delta(const Counts &before, const Counts &after);
-
-// Number of /sys/class/net/<dev>/queues/tx-* entries below sys_class_net; nullopt if the
-// directory cannot be read.
-std::optional<std::uint32_t> tx_queue_count(const std::filesystem::path &sys_class_net,
-                                            const std::string &dev);
 
 } // namespace mqbench::queues

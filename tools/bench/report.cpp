@@ -37,80 +37,67 @@ std::string fmt(double v, int decimals)
 
 } // namespace
 
-json::Value to_json(const Report &r)
+nlohmann::ordered_json to_json(const Report &r)
 {
-    json::Value j = json::Value::object();
-    j.set("tool", kToolName);
-    j.set("version", kToolVersion);
-    j.set("subcommand", r.subcommand);
-    j.set("args", r.args);
-    j.set("device", r.device);
-    j.set("kernel", r.kernel);
-    j.set("threads", r.threads);
-    j.set("packets", r.packets);
-    j.set("seconds", r.seconds);
-    j.set("wall_seconds", r.wall_seconds);
-    j.set("pps", r.pps);
-    j.set("cpu_ns_per_pkt", r.cpu_ns_per_pkt);
-    if (r.cpu) {
-        json::Value c = json::Value::object();
-        c.set("user_ns", r.cpu->user_ns);
-        c.set("system_ns", r.cpu->system_ns);
-        c.set("softirq_ns", r.cpu->softirq_ns);
-        j.set("cpu", std::move(c));
-    } else {
-        j.set("cpu", nullptr);
-    }
-    j.set("cpu_tick_ns", r.cpu_tick_ns);
+    using Json = nlohmann::ordered_json;
+    Json j;
+    j["tool"] = kToolName;
+    j["version"] = kToolVersion;
+    j["subcommand"] = r.subcommand;
+    j["args"] = r.args;
+    j["device"] = r.device;
+    j["kernel"] = r.kernel;
+    j["threads"] = r.threads;
+    j["packets"] = r.packets;
+    j["seconds"] = r.seconds;
+    j["wall_seconds"] = r.wall_seconds;
+    j["pps"] = r.pps;
+    j["cpu_ns_per_pkt"] = json_or_null(r.cpu_ns_per_pkt);
+    j["cpu"] = r.cpu ? Json{{"user_ns", r.cpu->user_ns},
+                            {"system_ns", r.cpu->system_ns},
+                            {"softirq_ns", r.cpu->softirq_ns}}
+                     : Json(nullptr);
+    j["cpu_tick_ns"] = json_or_null(r.cpu_tick_ns);
 
-    json::Value threads = json::Value::array();
+    Json threads = Json::array();
     for (const ThreadReport &t : r.per_thread) {
-        json::Value o = json::Value::object();
-        o.set("thread", t.index);
-        o.set("cpu", t.cpu);
-        o.set("packets", t.packets);
-        o.set("seconds", t.seconds);
-        o.set("pps", t.pps);
-        o.set("errors", t.errors);
-        o.set("error", t.error.empty() ? json::Value() : json::Value(t.error));
-        threads.push(std::move(o));
+        threads.push_back({{"thread", t.index},
+                           {"cpu", t.cpu},
+                           {"packets", t.packets},
+                           {"seconds", t.seconds},
+                           {"pps", t.pps},
+                           {"errors", t.errors},
+                           {"error", t.error.empty() ? Json(nullptr) : Json(t.error)}});
     }
-    j.set("per_thread", std::move(threads));
+    j["per_thread"] = std::move(threads);
 
+    Json per_queue(nullptr);
     if (r.per_queue) {
-        json::Value q = json::Value::object();
+        per_queue = Json::object();
         for (const auto &[id, n] : *r.per_queue)
-            q.set(std::to_string(id), n);
-        j.set("per_queue", std::move(q));
-    } else {
-        j.set("per_queue", nullptr);
+            per_queue[std::to_string(id)] = n;
     }
-    j.set("per_queue_source", r.per_queue_source);
-    j.set("per_queue_note", r.per_queue_note);
+    j["per_queue"] = std::move(per_queue);
+    j["per_queue_source"] = r.per_queue_source;
+    j["per_queue_note"] = r.per_queue_note;
 
-    json::Value counters = json::Value::object();
-    json::Value totals = json::Value::object();
-    json::Value unavailable = json::Value::array();
+    Json counters = Json::object();
+    Json totals = Json::object();
+    Json unavailable = Json::array();
     for (const perf::Reading &c : r.counters) {
-        counters.set(c.name, per_packet(c.value, r.packets));
-        totals.set(c.name, c.value);
+        counters[c.name] = json_or_null(per_packet(c.value, r.packets));
+        totals[c.name] = json_or_null(c.value);
         if (!c.value)
-            unavailable.push(c.name);
+            unavailable.push_back(c.name);
     }
-    j.set("counters", std::move(counters));
-    j.set("counters_total", std::move(totals));
-    j.set("counters_unavailable", std::move(unavailable));
-    j.set("counters_note", r.counters_note);
+    j["counters"] = std::move(counters);
+    j["counters_total"] = std::move(totals);
+    j["counters_unavailable"] = std::move(unavailable);
+    j["counters_note"] = r.counters_note;
 
-    j.set("interrupted", r.interrupted);
-    json::Value notes = json::Value::array();
-    for (const std::string &n : r.notes)
-        notes.push(n);
-    j.set("notes", std::move(notes));
-    json::Value errors = json::Value::array();
-    for (const std::string &e : r.errors)
-        errors.push(e);
-    j.set("errors", std::move(errors));
+    j["interrupted"] = r.interrupted;
+    j["notes"] = r.notes;
+    j["errors"] = r.errors;
     return j;
 }
 

@@ -6,7 +6,8 @@
 #include <string>
 #include <vector>
 
-#include "json.hpp"
+#include <nlohmann/json.hpp>
+
 #include "perf.hpp"
 #include "procstat.hpp"
 #include "queues.hpp"
@@ -25,7 +26,7 @@ struct ThreadReport {
 
 struct Report {
     std::string subcommand;
-    json::Value args; // options_to_json()
+    nlohmann::ordered_json args; // options_to_json()
     std::string device;
     std::string kernel;
     unsigned threads = 0;
@@ -56,7 +57,9 @@ struct Report {
 // each thread's pps.
 void compute_totals(Report &r);
 
-json::Value to_json(const Report &r);
+// The report as mqbench --json prints it (tools/bench/bench.py reads it); keys keep this
+// order.
+nlohmann::ordered_json to_json(const Report &r);
 // Short human-readable table.
 std::string to_table(const Report &r);
 

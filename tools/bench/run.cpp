@@ -8,6 +8,7 @@
 #include <cstdio>
 #include <limits>
 #include <mutex>
+#include <numeric>
 #include <thread>
 
 #include <arpa/inet.h>
@@ -19,7 +20,7 @@
 #include "packet_sender.hpp"
 #include "pktgen.hpp"
 #include "rtnl.hpp"
-#include "sysfiles.hpp"
+#include "sysfs.hpp"
 #include "udp_sender.hpp"
 
 namespace mqbench {
@@ -65,6 +66,12 @@ std::vector<int> measurement_cpus()
     return cpus;
 }
 
+// /sys/class/net/<dev>/<file>
+std::string net_file(const std::string &dev, const std::string &file)
+{
+    return std::string(ksft::sysfs::kSysClassNet) + "/" + dev + "/" + file;
+}
+
 void require_root(const std::string &why)
 {
     if (geteuid() != 0)
@@ -77,8 +84,7 @@ int check_device(const std::string &dev)
     const unsigned idx = if_nametoindex(dev.c_str());
     if (idx == 0)
         throw RuntimeFailure("network device '" + dev + "' not found (ip link show " + dev + ")");
-    const auto flags =
-            sysfiles::read_file(std::filesystem::path(sysfiles::kSysClassNet) / dev / "flags");
+    const auto flags = ksft::sysfs::read_file(net_file(dev, "flags"));
     if (flags) {
         try {
             if ((std::stoul(*flags, nullptr, 16) & IFF_UP) == 0)
@@ -114,8 +120,7 @@ private:
                 return info.stats->tx_packets;
         } catch (const std::exception &) { // NOLINT(bugprone-empty-catch): fall back to sysfs
         }
-        return sysfiles::read_u64(std::filesystem::path(sysfiles::kSysClassNet) / dev_ /
-                                  "statistics" / "tx_packets");
+        return ksft::sysfs::read_u64(net_file(dev_, "statistics/tx_packets"));
     }
 
     std::string dev_;
@@ -306,10 +311,9 @@ int run_pktgen(const Options &o, Report &r)
                                  " (one per online CPU at module load; " +
                                  std::to_string(ids.size()) + " present): lower --threads");
     }
-    const auto txq = queues::tx_queue_count(sysfiles::kSysClassNet, o.dev);
+    const auto txq = ksft::sysfs::queue_count(o.dev, "tx");
     if (!txq || *txq == 0)
-        throw RuntimeFailure("cannot count TX queues in " + std::string(sysfiles::kSysClassNet) +
-                             "/" + o.dev + "/queues");
+        throw RuntimeFailure("cannot count TX queues in " + net_file(o.dev, "queues"));
 
     pktgen::Config cfg;
     cfg.dev = o.dev;
@@ -319,6 +323,7 @@ int run_pktgen(const Options &o, Report &r)
     cfg.xmit_mode = o.xmit_mode;
     cfg.burst = o.burst;
     cfg.clone_skb = o.clone_skb;
+    cfg.flows = o.flows;
     cfg.dst_mac = o.dst_mac;
     cfg.dst = std::string(kDstIp);
     cfg.tx_queues = *txq;
@@ -329,13 +334,16 @@ int run_pktgen(const Options &o, Report &r)
         throw RuntimeFailure(err);
     }
 
-    std::optional<sysfiles::XpsOverride> xps;
+    std::optional<ksft::sysfs::XpsOverride> xps;
     if (o.xps && *txq == 1) {
         r.notes.push_back("--xps not applied: " + o.dev +
                           " has a single TX queue (the kernel offers no xps_cpus for it)");
     } else if (o.xps) {
-        xps.emplace(sysfiles::kSysClassNet, o.dev);
-        if (std::string err = xps->apply(*txq, o.threads); !err.empty())
+        // kpktgend_i runs on CPU i and sends on tx-i.
+        std::vector<int> cpus(o.threads);
+        std::iota(cpus.begin(), cpus.end(), 0);
+        xps.emplace(o.dev);
+        if (std::string err = xps->apply(cpus, *txq); !err.empty())
             throw RuntimeFailure("--xps: " + err);
     }
 

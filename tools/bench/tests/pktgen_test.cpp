@@ -131,6 +131,20 @@ TEST(PktgenPlan, DurationUsesCountZero)
     EXPECT_EQ(plan.at(9), (Command{"eth1@0", "burst 16"}));
 }
 
+TEST(PktgenPlan, FlowsRandomiseTheUdpSourcePort)
+{
+    Config cfg;
+    cfg.dev = "d0";
+    cfg.flows = 64;
+    const auto plan = setup_plan(cfg, {0});
+    ASSERT_EQ(plan.size(), 14U);
+    EXPECT_EQ(plan.at(11), (Command{"d0@0", "udp_src_min 9"}));
+    EXPECT_EQ(plan.at(12), (Command{"d0@0", "udp_src_max 72"}));
+    EXPECT_EQ(plan.at(13), (Command{"d0@0", "flag UDPSRC_RND"}));
+    cfg.flows = 1;
+    EXPECT_EQ(setup_plan(cfg, {0}).size(), 11U);
+}
+
 class FakeProc : public ::testing::Test {
 protected:
     void SetUp() override
