@@ -1,15 +1,32 @@
 """Run the selftest programs in VMs booted on the base and patched kernels.
 
-Every case has an expected result per kernel (selftests/expectations.json;
-a case not listed is expected to pass on both). The run fails when any
-result differs from its expectation, so a test that cannot fail on the base
-kernel is caught as well as a test failing on the patched one. A case listed
-there that a program does not report counts as "missing", so a renamed or
-dropped case cannot pass unnoticed.
+Every case of a judged program has an expected result per kernel
+(selftests/expectations.json). The run fails when any result differs from
+its expectation, so a test that cannot fail on the base kernel is caught as
+well as a test failing on the patched one. Besides:
+
+- an expected "fail" names what must be seen (``shows``: an errno name, an
+  extack text or a counter value) in that case's diagnostics, the KTAP "#"
+  lines before its result line (for an exit-code program, its output); a
+  failure that does not show them "failed for another reason";
+- a program's KTAP plan and exit code count: a crash or an exit code its
+  results do not imply, a missing plan or one that differs from the results,
+  a case with no entry in expectations.json and an entry whose case never
+  ran each fail the stage, named;
+- cases expected to pass on every kernel are controls, labelled so in the
+  matrix and in the report.
+
+KTAP is read with the kernel tree's tools/testing/kunit/kunit_parser.py when
+the tree is given (see parse_results()).
 """
 
+import errno
+import importlib
+import io
 import json
+import os
 import re
+import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -30,10 +47,16 @@ class Outcome:
     summary: str = ""
     matrix: str = ""
     cases: list = field(default_factory=list)
+    problems: list = field(default_factory=list)
 
 
 def parse_ktap(text):
-    """Top-level KTAP results: {name: (status, reason)}; status pass|fail|skip."""
+    """Top-level KTAP results: {name: (status, reason)}; status pass|fail|skip.
+
+    For the peer suite: tdc's TAP has no version line, writes "# skipped -
+    reason" and appends its steps after a tab, which parse_results() does
+    not read.
+    """
     res = {}
     for line in text.splitlines():
         # tdc appends a tab and its steps
@@ -45,6 +68,259 @@ def parse_ktap(text):
         else:
             res[m["name"]] = ("fail" if m["not"] else "pass", "")
     return res
+
+
+# ---- KTAP of the judged programs: results, plan and each case's diagnostics ----
+
+@dataclass
+class CaseResult:
+    status: str  # pass | fail | skip
+    reason: str = ""  # of a SKIP
+    diag: list = field(default_factory=list)  # the case's lines before its result, "#" off
+
+
+@dataclass
+class Ktap:
+    plan: int | None = None  # N of "1..N"; None without a plan
+    results: list = field(default_factory=list)  # [(name, CaseResult)] in output order
+    problems: list = field(default_factory=list)  # what the parser found wrong
+    parser: str = ""
+
+    @property
+    def cases(self):
+        return dict(self.results)
+
+
+def _diag(lines):
+    """Diagnostic lines without their "#" and blanks."""
+    out = []
+    for line in lines:
+        text = line.strip()
+        text = text[1:].strip() if text.startswith("#") else text
+        if text:
+            out.append(text)
+    return out
+
+
+HEADER_RE = re.compile(r"^\s*K?TAP version \d+\s*$")
+PLAN_RE = re.compile(r"^1\.\.(\d+)")
+RESULT_RE = re.compile(r"^(?P<not>not )?ok (?P<n>\d+)(?: -)?(?: (?P<name>[^#]*?))?\s*"
+                       r"(?:# (?P<dir>\w+)\b ?(?P<why>.*))?$")
+
+
+def parse_small(lines):
+    """The top level of a KTAP stream, for when no kernel tree is at hand.
+
+    The same reading as parse_kunit(): the diagnostics of a case are the lines
+    between the result before it and its own; a directive SKIP makes a skip,
+    any other (lib/py's XFAIL) leaves ok/not ok as it is; results are numbered
+    1, 2, ... The two differ where the programs judged here do not go: nested
+    subtests (indented), which kunit_parser reads as subtests, count here as
+    diagnostics of their parent, and a plan may follow the results.
+    """
+    k = Ktap(parser="small")
+    started, pending = False, []
+    for line in lines:
+        if not started:
+            started = bool(HEADER_RE.match(line))
+            continue
+        m = PLAN_RE.match(line)
+        if m and k.plan is None:
+            k.plan = int(m[1])
+            continue
+        m = RESULT_RE.match(line)
+        if not m:
+            pending.append(line)
+            continue
+        name = (m["name"] or "").strip()
+        if int(m["n"]) != len(k.results) + 1:
+            k.problems.append(f"{name}: Expected test number {len(k.results) + 1} "
+                              f"but found {m['n']}")
+        if m["dir"] == "SKIP":
+            res = CaseResult("skip", (m["why"] or "").strip())
+        else:
+            res = CaseResult("fail" if m["not"] else "pass")
+        res.diag = _diag(pending)
+        pending = []
+        k.results.append((name, res))
+    if not started:
+        k.problems.append("no KTAP version line")
+    return k
+
+
+_KUNIT = {}
+
+
+def _kunit_modules(tree):
+    """(kunit_parser, kunit_printer) of tree/tools/testing/kunit, or None."""
+    kdir = Path(tree) / "tools/testing/kunit" if tree else None
+    if kdir is None or not (kdir / "kunit_parser.py").is_file():
+        return None
+    key = str(kdir.resolve())
+    if key not in _KUNIT:
+        sys.path.insert(0, key)
+        try:
+            # kunit_parser imports kunit_printer by name: both from this tree.
+            for name in ("kunit_printer", "kunit_parser"):
+                mod = sys.modules.get(name)
+                if mod is not None and Path(mod.__file__).resolve().parent != Path(key):
+                    del sys.modules[name]
+            _KUNIT[key] = (importlib.import_module("kunit_parser"),
+                           importlib.import_module("kunit_printer"))
+        finally:
+            sys.path.remove(key)
+    return _KUNIT[key]
+
+
+def parse_kunit(lines, modules):
+    """The top level of a KTAP stream read by the tree's kunit_parser.
+
+    It fits the programs judged here (flat KTAP from the C++ programs and
+    lib/py, "# SKIP" and "# XFAIL" directives, diagnostics before each
+    result), with two things around it: parse_test() stops at the plan, so
+    results past it are read here with the same parse_test(); and the
+    parser's errors only go to its printer, so they are read back from it.
+    """
+    kp, kprinter = modules
+    buf = io.StringIO()
+    printer = kprinter.Printer(output=buf)  # not a terminal: no colour codes
+    stream = kp.extract_tap_lines(lines)
+    k = Ktap(parser="kunit_parser")
+    if not stream:
+        k.problems.append("no KTAP version line")
+        return k
+    main = kp.parse_test(stream, 0, [], False, printer)
+    k.plan = main.expected_count
+    subtests = list(main.subtests)
+    while stream:
+        log = kp.parse_diagnostic(stream)
+        if stream:
+            subtests.append(kp.parse_test(stream, len(subtests) + 1, log, True, printer))
+    status = {kp.TestStatus.SUCCESS: "pass", kp.TestStatus.FAILURE: "fail",
+              kp.TestStatus.SKIPPED: "skip"}
+    for sub in subtests:
+        if not sub.name and sub.status in (kp.TestStatus.TEST_CRASHED, kp.TestStatus.NO_TESTS):
+            continue  # a result the plan promised and the output lacks, or no result at all
+        res = CaseResult(status.get(sub.status, "fail"), sub.skip_reason.strip(), _diag(sub.log))
+        k.results.append((sub.name.strip(), res))
+    for line in buf.getvalue().splitlines():
+        m = re.search(r"\[ERROR\] Test: (.*)$", line)
+        # Missing results and a missing plan are judged from plan and results.
+        judged_here = ("missing expected subtest!", "0 tests run!", "No more test results!")
+        if m and not m[1].endswith(judged_here):
+            k.problems.append(m[1])
+    return k
+
+
+def parse_results(text, tree=""):
+    """Ktap of a judged program's output: read with the kernel tree's
+    kunit_parser when the tree has one (the VM stage passes the patched
+    tree), else with parse_small(). The pipeline's own tests also run on a
+    fresh host before any tree is fetched; ci/tests/test_matrix.py checks
+    that both read the recorded outputs alike."""
+    lines = [ANSI_RE.sub("", ln).rstrip() for ln in text.splitlines()]
+    modules = _kunit_modules(tree)
+    return parse_kunit(lines, modules) if modules else parse_small(lines)
+
+
+# ---- judging ----
+
+def expected_rc(statuses):
+    """Exit codes the kselftest results imply: 1 (KSFT_FAIL) if any failed,
+    else 0, or 4 (KSFT_SKIP) when all were skipped (lib/py exits 0 then)."""
+    if "fail" in statuses:
+        return {1}
+    if statuses and "pass" not in statuses:
+        return {0, 4}
+    return {0}
+
+
+def rc_problem(rc, kind, statuses):
+    """Why exit code rc is wrong for a program of this kind with these
+    results; empty if it is right."""
+    if rc is None:
+        return "no exit code recorded: the program never finished"
+    what = f"exit {rc}"
+    if rc == 124:
+        what += " (killed by the 900 s timeout)"
+    elif rc > 128:
+        what += f" (killed by signal {rc - 128})"
+    elif rc == 127:
+        what += " (command not found)"
+    if kind == "exit":
+        return "" if rc in (0, 1, 4) else f"crashed: {what}"
+    want = expected_rc(statuses)
+    if rc in want:
+        return ""
+    if rc > 128 or rc in (124, 127) or rc not in (0, 1, 4):
+        return f"crashed: {what}"
+    implied = " or ".join(map(str, sorted(want)))
+    return f"unexpected {what}: its results imply exit {implied}"
+
+
+def program_problems(kind, ktap, rc):
+    """Problems with a program as a whole: exit code, plan, duplicates."""
+    statuses = [r.status for _, r in ktap.results]
+    probs = []
+    if err := rc_problem(rc, kind, statuses):
+        probs.append(err)
+    if ktap.plan is None:
+        probs.append("no KTAP plan")
+    elif ktap.plan != len(ktap.results):
+        probs.append(f"plan 1..{ktap.plan} but {len(ktap.results)} result(s)"
+                     + (" (missing cases)" if ktap.plan > len(ktap.results) else ""))
+    names = [n for n, _ in ktap.results]
+    probs += [f"case {n!r} reported {names.count(n)} times"
+              for n in sorted(set(names)) if names.count(n) > 1]
+    probs += ktap.problems
+    return probs
+
+
+SHOW_KINDS = ("errno", "extack", "counter")
+
+
+def _norm(text):
+    return " ".join(text.split())
+
+
+def not_shown(shows, diag):
+    """What of shows ({kind: text or [texts]}) the diagnostics lack.
+
+    An errno is seen as its strerror() text, which both the C++ programs
+    ("EOPNOTSUPP (Operation not supported)") and Python's exceptions
+    ("Netlink error: Operation not supported") print, so that "expected
+    EINVAL, got EOPNOTSUPP (...)" shows EOPNOTSUPP and not EINVAL. Extack and
+    counter texts are seen as they are, whitespace aside.
+    """
+    text = _norm(" ".join(diag))
+    missing = []
+    for kind, values in sorted(shows.items()):
+        for value in [values] if isinstance(values, str) else values:
+            if kind == "errno":
+                num = getattr(errno, value, None) if value.isupper() else None
+                seen = num is not None and os.strerror(num) in text
+            else:
+                seen = kind in SHOW_KINDS and _norm(value) in text
+            if not seen:
+                missing.append(f"{kind} {value!r}")
+    return missing
+
+
+def _shown(shows):
+    return "; ".join(f"{kind} " + ", ".join(
+        repr(v) for v in ([values] if isinstance(values, str) else values))
+        for kind, values in sorted(shows.items()))
+
+
+def is_control(entry, labels):
+    return bool(entry) and all(entry.get(k, "pass") == "pass" for k in labels)
+
+
+def _brief(diag, limit=240):
+    """The diagnostics on one line; their end if too long (where a Python
+    traceback names its exception)."""
+    text = " | ".join(diag)
+    return text if len(text) <= limit else "..." + text[3 - limit:]
 
 
 def load_expectations(path=ROOT / "selftests/expectations.json"):
@@ -107,16 +383,151 @@ def judge_peer(prog, per_kernel, labels):
     return cases, problems, summary
 
 
-def run_matrix(kernels, outdir, bindir=ROOT / "build/cxx", tree="", timeout=1800, log=print):
-    """kernels: {label: build_dir}. Returns an Outcome with cases and matrix."""
-    expect = load_expectations()
-    progs = programs()
+@dataclass
+class ProgramRun:
+    """What one program left in the VM's results directory."""
+    kind: str
+    rc: int | None  # None: no exit code recorded
+    ktap: Ktap = field(default_factory=Ktap)  # judged programs
+    peer: dict = field(default_factory=dict)  # peer suites: parse_ktap()
+
+
+def read_program(rw, prog, kind, tree=""):
+    """The ProgramRun of prog from rw (run-in-vm.sh's OUT/<name>.{ktap,rc,out,stderr})."""
+    rw = Path(rw)
+
+    def text(ext):
+        f = rw / f"{prog}.{ext}"
+        return f.read_text(errors="replace") if f.is_file() else ""
+
+    try:
+        rc = int(text("rc").strip())
+    except ValueError:
+        rc = None
+    if kind == "peer":
+        return ProgramRun(kind, rc, peer=parse_ktap(text("ktap")))
+    ktap = parse_results(text("ktap"), tree)
+    if kind == "exit":
+        # run-in-vm.sh writes the one result; the program's output is its diagnostics.
+        diag = _diag((text("out") + "\n" + text("stderr")).splitlines())
+        for _, res in ktap.results:
+            res.diag = diag
+    return ProgramRun(kind, rc, ktap)
+
+
+def judge_case(entry, label, got, control=False):
+    """(ok, verdict, message) of one case on one kernel. entry: its
+    expectations, None if expectations.json has none; got: its CaseResult,
+    None if it never ran."""
+    if entry is None:
+        return False, "NO ENTRY", ("no entry in expectations.json"
+                                   + (f" (got {got.status})" if got else ""))
+    want = entry.get(label, "pass")
+    why = entry.get("why", "")
+    if control:
+        why = why.removeprefix("control: ")
+    why = f": {why}" if why else ""
+    label_ = "control, " if control else ""
+    if got is None:
+        return False, "NEVER RAN", f"{label_}never ran, expected {want}{why}"
+    head = f"{label_}got {got.status}, expected {want}"
+    skip = f" [{got.reason}]" if got.reason else ""
+    if got.status != want:
+        detail = f" [{_brief(got.diag)}]" if got.status == "fail" and got.diag else skip
+        return False, "MISMATCH", head + why + detail
+    if want != "fail":
+        return True, "ok", head + why + skip
+    shows = entry.get("shows", {}).get(label)
+    if not shows:
+        return False, "MISMATCH", f"{head}, but expectations.json names nothing it must show"
+    if missing := not_shown(shows, got.diag):
+        return False, "OTHER REASON", (
+            f"failed for another reason: {_brief(got.diag) or 'no diagnostics'}"
+            f" (expected to show {', '.join(missing)})")
+    return True, "ok", f"{head}, showing {_shown(shows)}{why}"
+
+
+def judge(runs, expect, progs, labels, problems=None):
+    """Outcome of the runs: {label: {program: ProgramRun}}, a kernel whose
+    VM failed left out (its listed cases then never ran). problems: those
+    found before (the VM boots), counted in the summary."""
     out = Outcome()
-    # (prog, case) -> {kernel: (status, reason)}; listed cases show as missing
+    problems = list(problems or [])
+    # (prog, case) -> {label: CaseResult}; listed cases show as never run
     # unless a program reports them.
     results = {key: {} for key in expected_cases(expect, progs)}
-    peer = {}  # prog -> {kernel: {case: (status, reason)}}
-    problems = []
+    peer = {}  # prog -> {label: {case: (status, reason)}}
+    prog_notes = []
+    for label in labels:
+        for prog, kind in progs:
+            run = runs.get(label, {}).get(prog)
+            if run is None:
+                continue
+            if kind == "peer":
+                peer.setdefault(prog, {})[label] = run.peer
+                continue
+            probs = program_problems(kind, run.ktap, run.rc)
+            plan = "no plan" if run.ktap.plan is None else f"plan 1..{run.ktap.plan}"
+            out.cases.append(report.Case(
+                f"selftests.{label}", f"{prog}: exit code and plan", "fail" if probs else "pass",
+                "; ".join(probs) if probs else
+                f"exit {run.rc}, {plan}, {len(run.ktap.results)} result(s)"))
+            problems += [f"{prog} on {label}: {p}" for p in probs]
+            prog_notes += [f"{prog} on {label}: {p}" for p in probs]
+            for case, res in run.ktap.results:
+                results.setdefault((prog, case), {}).setdefault(label, res)
+    rows = [("test", "role", *[f"{k} (want)" for k in labels], "verdict")]
+    controls = 0
+    for (prog, case), per in sorted(results.items()):
+        entry = expect.get(prog, {}).get(case)
+        control = is_control(entry, labels)
+        controls += control
+        cells, verdict = [], "ok"
+        for label in labels:
+            got = per.get(label)
+            if entry is None and got is None:
+                cells.append("missing (none)")  # judged where it ran
+                continue
+            ok, word, msg = judge_case(entry, label, got, control)
+            if not ok and verdict == "ok":
+                verdict = word
+            want = expected(expect, prog, case, label)[0] if entry is not None else "none"
+            cells.append(f"{got.status if got else 'missing'} ({want})")
+            out.cases.append(report.Case(f"selftests.{label}", f"{prog}: {case}",
+                                         "pass" if ok else "fail", msg))
+            if not ok:
+                problems.append(f"{prog}: {case} on {label}: {msg}")
+        rows.append((f"{prog}: {case}", "control" if control else "", *cells, verdict))
+    widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
+    out.matrix = "\n".join("  ".join(c.ljust(w) for c, w in zip(r, widths)).rstrip()
+                           for r in rows)
+    judged = [p for p, kind in progs if kind != "peer"]
+    out.matrix += "\nprograms: " + (
+        "; ".join(prog_notes) if prog_notes else
+        f"{len(judged)} x {len(runs)} kernel(s), exit codes and KTAP plans as their results imply")
+    for prog, per in peer.items():
+        cases, probs, line = judge_peer(prog, per, list(labels))
+        out.cases += cases
+        problems += probs
+        out.matrix += f"\npeer suite {line}"
+    out.problems = problems
+    out.ok = not problems and bool(results)
+    n = len(results) + sum(len(set().union(*per.values())) for per in peer.values())
+    out.summary = (f"{n} case(s) ({controls} controls) x {len(labels)} kernels, "
+                   + ("all as expected" if out.ok else
+                      f"{len(problems)} problem(s): " + "; ".join(problems[:3])
+                      if problems else "no results"))
+    return out
+
+
+def run_matrix(kernels, outdir, bindir=ROOT / "build/cxx", tree="", timeout=1800, log=print,
+               expect=None, progs=None):
+    """kernels: {label: build_dir}. Boots each, runs the programs and judges
+    them (expect, progs: expectations.json and programs.txt unless given).
+    Returns an Outcome with cases and matrix."""
+    expect = load_expectations() if expect is None else expect
+    progs = programs() if progs is None else progs
+    runs, boot_cases, problems = {}, [], []
     for label, build in kernels.items():
         rw = Path(outdir) / label
         log(f"  booting the {label} kernel (TCG) and running {len(progs)} program(s)")
@@ -124,49 +535,12 @@ def run_matrix(kernels, outdir, bindir=ROOT / "build/cxx", tree="", timeout=1800
                         rwdir=rw, timeout=timeout, log_path=Path(outdir) / f"{label}-console.log")
         log(f"    {label}: {res.reason()} after {res.seconds:.0f}s "
             f"(console: {res.log_path})")
-        out.cases.append(report.Case(f"vm.{label}", "boot and run", "pass" if res.ok else "fail",
-                                     res.reason()))
+        boot_cases.append(report.Case(f"vm.{label}", "boot and run", "pass" if res.ok else "fail",
+                                      res.reason()))
         if not res.ok or not (rw / "complete").is_file():
             problems.append(f"{label} VM: {res.reason()}")
             continue
-        for prog, kind in progs:
-            ktap = rw / f"{prog}.ktap"
-            rc = int((rw / f"{prog}.rc").read_text()) if (rw / f"{prog}.rc").is_file() else -1
-            cases = parse_ktap(ktap.read_text()) if ktap.is_file() else {}
-            if kind == "peer":
-                peer.setdefault(prog, {})[label] = cases
-                continue
-            if not cases:
-                cases = {"(program)": ("fail", f"no KTAP results, exit {rc}")}
-            for case, st in cases.items():
-                results.setdefault((prog, case), {})[label] = st
-    rows = [("test", *[f"{k} (want)" for k in kernels], "verdict")]
-    for (prog, case), per in sorted(results.items()):
-        cells, good = [], True
-        for label in kernels:
-            got, why = per.get(label, ("missing", ""))
-            want, reason = expected(expect, prog, case, label)
-            match = got == want
-            good &= match
-            cells.append(f"{got} ({want})")
-            out.cases.append(report.Case(
-                f"selftests.{label}", f"{prog}: {case}", "pass" if match else "fail",
-                f"got {got}, expected {want}" + (f": {reason}" if reason else "")
-                + (f" [{why}]" if why else "")))
-        rows.append((f"{prog}: {case}", *cells, "ok" if good else "MISMATCH"))
-        if not good:
-            problems.append(f"{prog}: {case}: {', '.join(cells)}")
-    widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
-    out.matrix = "\n".join("  ".join(c.ljust(w) for c, w in zip(r, widths)) for r in rows)
-    for prog, per in peer.items():
-        cases, probs, line = judge_peer(prog, per, list(kernels))
-        out.cases += cases
-        problems += probs
-        out.matrix += f"\npeer suite {line}"
-    out.ok = not problems and bool(results)
-    n = len(results) + sum(len(set().union(*per.values())) for per in peer.values())
-    out.summary = (f"{n} case(s) x {len(kernels)} kernels, "
-                   + ("all as expected" if out.ok else
-                      f"{len(problems)} problem(s): " + "; ".join(problems[:3])
-                      if problems else "no results"))
+        runs[label] = {prog: read_program(rw, prog, kind, tree) for prog, kind in progs}
+    out = judge(runs, expect, progs, list(kernels), problems)
+    out.cases = boot_cases + out.cases
     return out

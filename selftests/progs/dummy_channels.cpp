@@ -226,9 +226,11 @@ Outcome expect_rejected(const ethtool::ChannelsRequest &req)
     if (!counts_equal(before, after))
         return Outcome::fail(
                 cat("counts changed by a rejected request: ", fmt(before), " -> ", fmt(after)));
-    const auto txq = rtnl::sysfs_queue_count(dev.name(), "tx");
-    if (txq && *txq != kTxQueues)
-        return Outcome::fail(cat("sysfs queues/tx-* count ", *txq, " after a rejected request"));
+    // The active queues keep their sysfs directories (and only they have one).
+    for (const auto &[prefix, want] : {std::pair{"tx", kTxQueues}, std::pair{"rx", kRxQueues}}) {
+        if (std::string err = check_sysfs(dev.name(), prefix, want); !err.empty())
+            return Outcome::fail(cat("after a rejected request: ", err));
+    }
     return Outcome::pass(cat(what, ": ", st.str()));
 }
 

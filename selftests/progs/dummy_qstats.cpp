@@ -9,9 +9,9 @@
 // matchall filter with "action skbedit queue_mapping q" (the packets go through
 // dev_queue_xmit(), where the egress hook's choice of queue is final), or, without
 // act_skbedit, XPS mapping the q-th online CPU to queue q and one sender pinned to that
-// CPU. after_channel_change leaves the shared device with one TX queue. single_queue,
-// qstats_bound and concurrent_reads use devices of their own. Devices have unique
-// names and are removed on every path.
+// CPU. after_channel_change leaves the shared device with one TX queue.
+// per_queue_spread, spread_without_xps, single_queue, qstats_bound and concurrent_reads
+// use devices of their own. Devices have unique names and are removed on every path.
 //
 // "base" below is what the device-scope dump adds to the queues: the device total minus
 // the sum over the active queues (for dummy, the counters of disabled queues).
@@ -240,20 +240,6 @@ std::uint64_t total_sent(const std::vector<pkt::ThreadResult> &res)
     return n;
 }
 
-// Maps the i-th CPU to TX queue i. Returns an empty string, or why it could not.
-std::string setup_xps(const std::string &dev, const std::vector<int> &cpus)
-{
-    for (std::size_t i = 0; i < cpus.size(); ++i) {
-        std::string err = ksft::sysfs::set_xps_cpus(dev, static_cast<unsigned>(i), {cpus[i]});
-        if (!err.empty()) {
-            for (std::size_t j = 0; j < i; ++j)
-                ksft::sysfs::set_xps_cpus(dev, static_cast<unsigned>(j), {});
-            return err;
-        }
-    }
-    return {};
-}
-
 // Puts each packet on a chosen TX queue of a device with kQueues queues.
 class Steering {
 public:
@@ -272,7 +258,7 @@ public:
             error_ = cat(how_, ", and XPS needs two online CPUs, found ", cpus_.size());
             return;
         }
-        if (std::string err = setup_xps(dev_.name(), cpus_); !err.empty()) {
+        if (std::string err = ksft::sysfs::map_cpus_to_queues(dev_.name(), cpus_); !err.empty()) {
             error_ = cat(how_, ", and XPS could not be set: ", err);
             return;
         }
@@ -382,7 +368,7 @@ std::unique_ptr<Fixture> build_fixture()
     f->steering = std::make_unique<Steering>(*f->dev, f->cpus);
     f->before = snapshot(*f->dev);
     if (!f->steering->error().empty()) {
-        // Everything on one queue, whichever the stack picks: per_queue_spread skips.
+        // Everything on one queue, whichever the stack picks: per_queue_steered skips.
         const std::uint64_t n = round_packets(0);
         if (std::string err = sender_problem(send(f->dev->ifindex(), {f->cpus[0]}, n, false), n);
             !err.empty()) {
@@ -532,7 +518,9 @@ Outcome sum_equals_link_stats()
     return Outcome::pass(cat("sent ", fmt(want), ": ", sums));
 }
 
-Outcome per_queue_spread()
+// The per-queue counters follow the queue each packet of the first round was put on:
+// by skbedit where the kernel has act_skbedit, else by the XPS fallback of Steering.
+Outcome per_queue_steered()
 {
     const Fixture &f = fixture();
     if (auto o = fixture_error(f, {&f.before, &f.after}))
@@ -557,6 +545,225 @@ Outcome per_queue_spread()
     }
     if (!mismatches.empty())
         return Outcome::fail(cat("per-queue counts (", f.steering->how(), "):", mismatches));
+    return Outcome::pass(notes);
+}
+
+// Sends count packets of one flow (UDP source port src_port) from one sender pinned to
+// cpu: through dev_queue_xmit(), or with bypass through dev_direct_xmit(). Returns an
+// error message, or an empty string.
+std::string send_flow(int ifindex, int cpu, std::uint16_t src_port, std::uint64_t count,
+                      bool bypass)
+{
+    pkt::SenderConfig cfg;
+    cfg.ifindex = ifindex;
+    cfg.mode = pkt::TxMode::sendmmsg;
+    cfg.qdisc_bypass = bypass;
+    cfg.cpus = {cpu};
+    cfg.count = count;
+    cfg.frame.frame_len = kFrameLen;
+    cfg.frame.src_port = src_port; // the only sender: thread 0 uses src_port itself
+    return sender_problem(pkt::run_senders(cfg), count);
+}
+
+// The TX queues whose counters grew from a to b, with their growth. Sets err if a queue
+// appeared, went missing or went back.
+std::map<std::uint32_t, Counters> grown(const Snapshot &a, const Snapshot &b, std::string &err)
+{
+    std::map<std::uint32_t, Counters> out;
+    if (a.txq.size() != b.txq.size())
+        err = cat("the TX queue entries went from ", a.txq.size(), " to ", b.txq.size());
+    for (const auto &[q, c] : b.txq) {
+        const auto it = a.txq.find(q);
+        if (it == a.txq.end())
+            err = cat("tx-", q, " appeared");
+        else if (!less_equal(it->second, c))
+            err = cat("tx-", q, " went back from ", fmt(it->second), " to ", fmt(c));
+        else if (c != it->second)
+            out[q] = c - it->second;
+    }
+    return out;
+}
+
+std::string fmt(const std::map<std::uint32_t, Counters> &growth)
+{
+    std::string s;
+    for (const auto &[q, c] : growth)
+        s += cat(s.empty() ? "" : ", ", "tx-", q, " +", fmt(c));
+    return s.empty() ? std::string("no queue grew") : s;
+}
+
+std::string fmt_cpus(const std::vector<int> &cpus)
+{
+    std::string s;
+    for (const int c : cpus)
+        s += cat(s.empty() ? "" : ", ", c);
+    return s;
+}
+
+// Source port of the flows the spread cases send, and how many packets a send has.
+constexpr std::uint16_t kFlowPort = 9000;
+constexpr std::uint64_t kFlowPackets = 20;
+// Flows spread_without_xps sends through dev_queue_xmit().
+constexpr std::uint16_t kFlows = 8;
+
+// XPS, set here, maps the i-th online CPU to TX queue i (CPUs past kQueues left out).
+// One sender pinned to each of those CPUs in turn sends round_packets(i) packets of one
+// and the same flow through dev_queue_xmit(), where netdev_pick_tx() takes the queue from
+// the XPS map of the sending CPU: after each send exactly tx-i has grown, by exactly what
+// CPU i sent. Without the map the flow hash would have put every send on one queue
+// (spread_without_xps).
+Outcome per_queue_spread()
+{
+    std::vector<int> cpus = pkt::online_cpus();
+    if (cpus.empty())
+        return Outcome::fail("cannot read /sys/devices/system/cpu/online");
+    if (cpus.size() > kQueues)
+        cpus.resize(kQueues);
+    if (cpus.size() < 2)
+        return Outcome::skip(
+                cat("a spread over the queues needs two online CPUs, found ", cpus.size()));
+    const TestDummy dev(dummy(kQueues));
+    if (!dev.ok())
+        return dev.error();
+    Snapshot prev = snapshot(dev);
+    if (auto o = snapshot_error(prev, dev.name()))
+        return *o;
+    if (std::string err = ksft::sysfs::map_cpus_to_queues(dev.name(), cpus); !err.empty())
+        return Outcome::fail(cat("setting XPS CPU i -> tx-i: ", err));
+    std::string notes = cat("XPS CPU i -> tx-i for CPUs ", fmt_cpus(cpus), "; flow ", kFlowPort,
+                            " sent from each CPU in turn");
+    std::string mismatches;
+    for (std::uint32_t i = 0; i < cpus.size(); ++i) {
+        const std::uint64_t n = round_packets(i);
+        if (std::string err = send_flow(dev.ifindex(), cpus[i], kFlowPort, n, false); !err.empty())
+            return Outcome::fail(cat("sending ", n, " packets from CPU ", cpus[i], ": ", err));
+        Snapshot s = snapshot(dev);
+        if (auto o = snapshot_error(s, dev.name()))
+            return *o;
+        std::string err;
+        const auto growth = grown(prev, s, err);
+        if (!err.empty())
+            return Outcome::fail(cat("after CPU ", cpus[i], " sent: ", err));
+        const std::map<std::uint32_t, Counters> want{{i, sent_counters(n)}};
+        notes += cat("\nCPU ", cpus[i], ": ", fmt(growth));
+        if (growth != want)
+            mismatches += cat(" CPU ", cpus[i], ": ", fmt(growth), ", expected ", fmt(want), ";");
+        prev = std::move(s);
+    }
+    if (!mismatches.empty())
+        return Outcome::fail(cat("per-queue growth with XPS CPU i -> tx-i:", mismatches));
+    return Outcome::pass(notes);
+}
+
+// Whether queues/tx-<queue>/xps_cpus of dev is an empty mask (value: what it holds);
+// nullopt if it cannot be read (a kernel without CONFIG_XPS has no map either).
+std::optional<bool> xps_empty(const std::string &dev, std::uint32_t queue, std::string &value)
+{
+    const auto text = ksft::sysfs::read_file(ksft::sysfs::xps_path(dev, queue));
+    if (!text)
+        return std::nullopt;
+    value = text->substr(0, text->find('\n'));
+    return value.find_first_not_of("0,") == std::string::npos;
+}
+
+// The queue spread a device created with numtxqueues kQueues gets without XPS (a new
+// device has no XPS map: every tx-N/xps_cpus is an empty mask). Each send is one sender
+// pinned to one CPU with one flow, and must land on exactly one queue, whole:
+// - through dev_queue_xmit(), netdev_pick_tx() falls back to skb_tx_hash(), the flow
+//   hash scaled to the queue count: every packet of a flow takes one queue, the same
+//   from every CPU (each of kFlows flows is sent from every online CPU, up to kQueues).
+//   Which queue a flow gets depends on the hash key drawn at boot, so how the flows
+//   share the queues changes from boot to boot: it is reported, not asserted;
+// - with PACKET_QDISC_BYPASS, packet_pick_tx_queue() records the sending CPU modulo the
+//   queue count as the packet's RX queue, which skb_tx_hash() then returns: every
+//   packet sent from CPU c takes tx-(c % kQueues), whatever its flow (two flows from
+//   each online CPU).
+Outcome spread_without_xps()
+{
+    const std::vector<int> cpus = pkt::online_cpus();
+    if (cpus.empty())
+        return Outcome::fail("cannot read /sys/devices/system/cpu/online");
+    const TestDummy dev(dummy(kQueues));
+    if (!dev.ok())
+        return dev.error();
+    Snapshot prev = snapshot(dev);
+    if (auto o = snapshot_error(prev, dev.name()))
+        return *o;
+    std::string notes = cat("no XPS map: xps_cpus of tx-0..tx-", kQueues - 1, " empty");
+    for (std::uint32_t q = 0; q < kQueues; ++q) {
+        std::string value;
+        const auto empty = xps_empty(dev.name(), q, value);
+        if (empty && !*empty)
+            return Outcome::fail(cat("tx-", q, " of a new device has the XPS map ", value));
+        if (!empty)
+            notes = "no XPS map: xps_cpus unreadable (a kernel without XPS)";
+    }
+
+    // Sends kFlowPackets packets of flow port from cpu; queue: the one queue they took.
+    auto send_one = [&](int cpu, std::uint16_t port, bool bypass,
+                        std::uint32_t &queue) -> std::optional<Outcome> {
+        const std::string what =
+                cat("flow ", port, bypass ? " with PACKET_QDISC_BYPASS" : "", " from CPU ", cpu);
+        if (std::string err = send_flow(dev.ifindex(), cpu, port, kFlowPackets, bypass);
+            !err.empty())
+            return Outcome::fail(cat(what, ": ", err));
+        Snapshot s = snapshot(dev);
+        if (auto o = snapshot_error(s, dev.name()))
+            return o;
+        std::string err;
+        const auto growth = grown(prev, s, err);
+        if (!err.empty())
+            return Outcome::fail(cat(what, ": ", err));
+        const Counters want = sent_counters(kFlowPackets);
+        if (growth.size() != 1 || growth.begin()->second != want)
+            return Outcome::fail(cat(what, ": ", fmt(growth), ", expected one queue +", fmt(want)));
+        queue = growth.begin()->first;
+        prev = std::move(s);
+        return std::nullopt;
+    };
+
+    std::vector<int> senders = cpus;
+    if (senders.size() > kQueues)
+        senders.resize(kQueues);
+    std::map<std::uint32_t, unsigned> flows_on;
+    std::string flows;
+    for (std::uint16_t f = 0; f < kFlows; ++f) {
+        const auto port = static_cast<std::uint16_t>(kFlowPort + f);
+        std::uint32_t first = 0;
+        for (std::size_t c = 0; c < senders.size(); ++c) {
+            std::uint32_t q = 0;
+            if (auto o = send_one(senders[c], port, false, q))
+                return *o;
+            if (c == 0)
+                first = q;
+            else if (q != first)
+                return Outcome::fail(cat("flow ", port, " took tx-", first, " from CPU ",
+                                         senders[0], " and tx-", q, " from CPU ", senders[c]));
+        }
+        ++flows_on[first];
+        flows += cat(f == 0 ? "" : ", ", port, " tx-", first);
+    }
+    notes += cat("\ndev_queue_xmit(), flow (UDP source port) -> queue, the same from CPU(s) ",
+                 fmt_cpus(senders), ": ", flows, "; ", kFlows, " flows on ", flows_on.size(),
+                 " of ", kQueues, " queues");
+
+    std::string by_cpu;
+    for (const int cpu : cpus) {
+        const auto want = static_cast<std::uint32_t>(cpu) % kQueues;
+        for (std::uint16_t f = 0; f < 2; ++f) {
+            const auto port = static_cast<std::uint16_t>(kFlowPort + f);
+            std::uint32_t q = 0;
+            if (auto o = send_one(cpu, port, true, q))
+                return *o;
+            if (q != want)
+                return Outcome::fail(cat("flow ", port, " with PACKET_QDISC_BYPASS from CPU ", cpu,
+                                         " took tx-", q, ", expected tx-", want, " (CPU % ",
+                                         kQueues, ")"));
+        }
+        by_cpu += cat(by_cpu.empty() ? "" : ", ", "CPU ", cpu, " tx-", want);
+    }
+    notes += cat("\nPACKET_QDISC_BYPASS, sending CPU -> queue (CPU % ", kQueues, ") for flows ",
+                 kFlowPort, " and ", kFlowPort + 1, ": ", by_cpu);
     return Outcome::pass(notes);
 }
 
@@ -768,9 +975,10 @@ std::string check_progress(const Snapshot &prev, const Snapshot &cur)
     return {};
 }
 
-// Waits until the link has counted more than `packets` transmitted packets. Returns an
-// error message, or an empty string.
-std::string wait_for_link(const TestDummy &dev, std::uint64_t packets)
+// Waits until the link has counted more than `packets` transmitted packets; seen: the
+// link counters of the reading that showed it. Returns an error message, or an empty
+// string.
+std::string wait_for_link(const TestDummy &dev, std::uint64_t packets, Counters &seen)
 {
     const auto t0 = std::chrono::steady_clock::now();
     while (true) {
@@ -779,8 +987,10 @@ std::string wait_for_link(const TestDummy &dev, std::uint64_t packets)
             return cat("RTM_GETLINK ", dev.name(), ": ", st.str());
         if (!info.stats)
             return cat("no IFLA_STATS64 for ", dev.name());
-        if (info.stats->tx_packets > packets)
+        if (info.stats->tx_packets > packets) {
+            seen = {info.stats->tx_packets, info.stats->tx_bytes};
             return {};
+        }
         if (std::chrono::steady_clock::now() - t0 > kStallTimeout)
             return cat("the link counted no more than ", packets, " packets for ",
                        std::chrono::duration_cast<std::chrono::seconds>(kStallTimeout).count(),
@@ -794,7 +1004,11 @@ std::string wait_for_link(const TestDummy &dev, std::uint64_t packets)
 // since the previous read. As each sender adds to its queue's counters before it sends
 // its next packet, every read must then see every counter at least where the previous
 // read saw it, and the sum over the queues, the device total and the link statistics
-// strictly above it: the counters are read live, while they are being written.
+// strictly above it. The link is also read right before each read: at least one read
+// must have the link counters move between that reading and its own link reading, that
+// is while the queues and the device total were being read, so that the counters are
+// shown to be read live, while they are being written. After the senders stop, the
+// queues plus the base add up exactly to the link statistics, grown by what was sent.
 Outcome concurrent_reads()
 {
     const std::vector<int> cpus = pkt::online_cpus();
@@ -804,7 +1018,7 @@ Outcome concurrent_reads()
     const TestDummy dev(dummy(queues));
     if (!dev.ok())
         return dev.error();
-    const std::string xps_error = setup_xps(dev.name(), cpus);
+    const std::string xps_error = ksft::sysfs::map_cpus_to_queues(dev.name(), cpus);
     // More than two packets per sender: one sender has then counted at least three after
     // the previous read, and finished counting (in every counter) at least two of them.
     const std::uint64_t margin = 2 * cpus.size();
@@ -818,13 +1032,17 @@ Outcome concurrent_reads()
                                  " exceed the device total ", fmt(start.device)));
 
     unsigned reads = 0;
+    unsigned moving = 0;        // reads during which the link counters moved
+    unsigned between_dumps = 0; // reads whose device total passed the queues plus base
     std::string violation;
     std::optional<Outcome> read_error;
     SenderThread senders(dev.ifindex(), cpus);
     Snapshot prev = start;
     const auto t0 = std::chrono::steady_clock::now();
     while (true) {
-        if (std::string err = wait_for_link(dev, prev.link.packets + margin); !err.empty()) {
+        Counters link_before;
+        if (std::string err = wait_for_link(dev, prev.link.packets + margin, link_before);
+            !err.empty()) {
             violation = cat("after ", reads, " reads: ", err);
             break;
         }
@@ -845,6 +1063,13 @@ Outcome concurrent_reads()
                             fmt(s.link));
             break;
         }
+        if (!less_equal(link_before, s.link)) {
+            violation = cat("read ", reads, ": the link went back from ", fmt(link_before), " to ",
+                            fmt(s.link), " during the read");
+            break;
+        }
+        moving += less(link_before, s.link) ? 1 : 0;
+        between_dumps += s.device.packets > s.queue_sum().packets + base_start->packets ? 1 : 0;
         prev = s;
         const auto elapsed = std::chrono::steady_clock::now() - t0;
         if ((reads >= kMinReads && elapsed >= kMinReadTime) || elapsed >= kMaxReadTime)
@@ -861,6 +1086,11 @@ Outcome concurrent_reads()
         return Outcome::fail(
                 cat("only ", reads, " reads in ",
                     std::chrono::duration_cast<std::chrono::seconds>(kMaxReadTime).count(), " s"));
+    if (moving == 0)
+        return Outcome::fail(cat("none of the ", reads,
+                                 " reads ran while the counters moved: "
+                                 "the link counted as many packets right before each read as "
+                                 "right after it"));
 
     const Counters want = sent_counters(total_sent(results));
     const Snapshot end = snapshot(dev);
@@ -876,11 +1106,20 @@ Outcome concurrent_reads()
     if (!base_end || *base_end != *base_start || end.queue_sum() + *base_end != end.link)
         return Outcome::fail(
                 cat("after the senders stopped: ", sums, ", base before ", fmt(*base_start)));
+    if (end.queue_sum() - start.queue_sum() != want)
+        return Outcome::fail(cat("after the senders stopped: the queues grew by ",
+                                 fmt(end.queue_sum() - start.queue_sum()), ", sent ", fmt(want)));
     std::string notes =
             cat(reads, " reads while sending, each once the link had counted more than ", margin,
                 " packets since the read before: every counter at or past "
-                "that read, the totals above it; after stopping: ",
-                sums);
+                "that read, the totals above it; ",
+                moving,
+                " read(s) while the counters moved (the link counted more right after "
+                "the read than right before it), in ",
+                between_dumps,
+                " of them the device total already past the queues read before "
+                "it plus the base; after stopping: ",
+                sums, ", sent ", fmt(want));
     if (!xps_error.empty())
         notes += cat("\nXPS not set (", xps_error, ")");
     return Outcome::pass(notes);
@@ -894,7 +1133,9 @@ int main()
     suite.add("qstats_supported", qstats_supported);
     suite.add("rx_not_reported", rx_not_reported);
     suite.add("sum_equals_link_stats", sum_equals_link_stats);
+    suite.add("per_queue_steered", per_queue_steered);
     suite.add("per_queue_spread", per_queue_spread);
+    suite.add("spread_without_xps", spread_without_xps);
     suite.add("after_channel_change", after_channel_change);
     suite.add("single_queue", single_queue);
     suite.add("qstats_bound", qstats_bound);

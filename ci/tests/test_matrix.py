@@ -1,0 +1,368 @@
+"""The VM stage's judging (selftests_run): KTAP parsing and run_matrix on
+recorded outputs in data/matrix/.
+
+good/ holds outputs of a VM run as they were recorded (lib/py's
+dummy_queues.py cut to its first two cases; legacy.sh stands for a program
+of kind exit, in the files run-in-vm.sh writes for one). bad/ breaks one rule
+per program and kernel:
+
+| program | base | patched |
+|---|---|---|
+| dummy_channels | killed by SIGSEGV after 5 of its 8 results | as recorded |
+| qdisc_bypass | codel_limit0_drops fails for another reason | every case passes, exit 1 |
+| net.qdisc_limit_zero.py | a sixth result past the plan, no entry for it | numbered 1 2 3 5 5 |
+| drivers.net.dummy_queues.py | never started: no output, exit 127 | as recorded |
+| legacy.sh (kind exit) | killed by SIGSEGV, its output without the errno | passes |
+"""
+
+import json
+import os
+import shutil
+import sys
+import tempfile
+import unittest
+from pathlib import Path
+from unittest import mock
+
+ROOT = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(ROOT / "ci"))
+import selftests_run  # noqa: E402
+import vm  # noqa: E402
+
+DATA = Path(__file__).resolve().parent / "data/matrix"
+LABELS = ["base", "patched"]
+PROGS = [("dummy_channels", "ktap"), ("qdisc_bypass", "ktap"),
+         ("net.qdisc_limit_zero.py", "ktap"), ("drivers.net.dummy_queues.py", "ktap"),
+         ("legacy.sh", "exit")]
+
+
+def kernel_tree():
+    """A kernel tree with tools/testing/kunit/kunit_parser.py: KERNEL_SRC, else
+    the pipeline's patched worktree; "" if there is none."""
+    cache = Path(os.environ.get("PROJECT_CACHE", Path.home() / ".cache/mqbypass"))
+    for tree in (os.environ.get("KERNEL_SRC"), cache / "ws/series/src"):
+        if tree and (Path(tree) / "tools/testing/kunit/kunit_parser.py").is_file():
+            return str(tree)
+    return ""
+
+
+TREE = kernel_tree()
+
+
+def expectations():
+    return json.loads((DATA / "expectations.json").read_text())
+
+
+def runs(scenario, tree=""):
+    return {label: {prog: selftests_run.read_program(DATA / scenario / label, prog, kind, tree)
+                    for prog, kind in PROGS}
+            for label in LABELS}
+
+
+def ktap_files():
+    return sorted(DATA.glob("*/*/*.ktap"))
+
+
+class ParseTest(unittest.TestCase):
+    """parse_small(), and the tree's kunit_parser where a tree is at hand."""
+
+    def parsers(self):
+        yield "small", ""
+        if TREE:
+            yield "kunit_parser", TREE
+
+    def parse(self, text):
+        return [selftests_run.parse_results(text, tree) for _, tree in self.parsers()]
+
+    def test_recorded_cxx_program(self):
+        text = (DATA / "good/base/dummy_channels.ktap").read_text()
+        for k in self.parse(text):
+            with self.subTest(parser=k.parser):
+                self.assertEqual(k.plan, 8)
+                self.assertEqual(len(k.results), 8)
+                self.assertEqual(k.problems, [])
+                self.assertEqual({r.status for _, r in k.results}, {"fail"})
+                self.assertEqual(k.cases["reject_zero_tx"].diag, [
+                    "ETHTOOL_MSG_CHANNELS_SET tx 0: expected EINVAL, got EOPNOTSUPP "
+                    "(Operation not supported)"])
+
+    def test_diagnostics_are_the_lines_before_the_result(self):
+        text = (DATA / "good/patched/dummy_channels.ktap").read_text()
+        for k in self.parse(text):
+            with self.subTest(parser=k.parser):
+                self.assertEqual(len(k.cases["set_within_bounds"].diag), 3)
+                self.assertTrue(k.cases["set_within_bounds"].diag[0].startswith("set tx 2 rx 1:"))
+                self.assertEqual(k.cases["mq_follows"].diag[-1],
+                                 "after tx 4: children at 1:1 1:2 1:3 1:4")
+                # "# Totals" follows the last result: nobody's diagnostics.
+                self.assertFalse(any("Totals" in ln for _, r in k.results for ln in r.diag))
+
+    def test_recorded_lib_py_exception(self):
+        text = (DATA / "good/base/drivers.net.dummy_queues.py.ktap").read_text()
+        for k in self.parse(text):
+            with self.subTest(parser=k.parser):
+                self.assertEqual([n for n, _ in k.results],
+                                 ["dummy_queues.channels_get", "dummy_queues.channels_set"])
+                diag = k.cases["dummy_queues.channels_get"].diag
+                self.assertTrue(diag[0].startswith("Exception| Traceback"))
+                self.assertIn("NlError: Netlink error: Operation not supported", diag[-2])
+                self.assertEqual(diag[-1], "Exception|")
+
+    def test_skip_xfail_and_colour(self):
+        text = ("TAP version 13\n1..4\n"
+                "\x1b[32mok 1 dummy_queues.channels_get\x1b[0m\n"
+                "# Check failed 1 != 2\n"
+                "not ok 2 dummy_queues.qstats_per_queue\n"
+                "ok 3 dummy_queues.qstats_bound # SKIP netdevsim not available\n"
+                "ok 4 dummy_queues.channels_set # XFAIL known\n")
+        for k in self.parse(text):
+            with self.subTest(parser=k.parser):
+                self.assertEqual([(n, r.status, r.reason) for n, r in k.results], [
+                    ("dummy_queues.channels_get", "pass", ""),
+                    ("dummy_queues.qstats_per_queue", "fail", ""),
+                    ("dummy_queues.qstats_bound", "skip", "netdevsim not available"),
+                    ("dummy_queues.channels_set", "pass", "")])
+                self.assertEqual(k.cases["dummy_queues.qstats_per_queue"].diag,
+                                 ["Check failed 1 != 2"])
+
+    def test_truncated_output(self):
+        for k in self.parse((DATA / "bad/base/dummy_channels.ktap").read_text()):
+            with self.subTest(parser=k.parser):
+                self.assertEqual((k.plan, len(k.results)), (8, 5))
+
+    def test_results_past_the_plan(self):
+        for k in self.parse((DATA / "bad/base/net.qdisc_limit_zero.py.ktap").read_text()):
+            with self.subTest(parser=k.parser):
+                self.assertEqual((k.plan, len(k.results)), (5, 6))
+                new = k.cases["qdisc_limit_zero.pfifo_limit_raised_sends"]
+                self.assertEqual(new.status, "pass")
+
+    def test_numbering(self):
+        for k in self.parse((DATA / "bad/patched/net.qdisc_limit_zero.py.ktap").read_text()):
+            with self.subTest(parser=k.parser):
+                self.assertEqual(k.problems, ["qdisc_limit_zero.codel_limit_raised_sends: "
+                                              "Expected test number 4 but found 5"])
+
+    def test_no_output(self):
+        for k in self.parse(""):
+            with self.subTest(parser=k.parser):
+                self.assertEqual((k.plan, k.results), (None, []))
+                self.assertEqual(k.problems, ["no KTAP version line"])
+
+    @unittest.skipUnless(TREE, "no kernel tree with tools/testing/kunit")
+    def test_parsers_agree_on_every_fixture(self):
+        for path in ktap_files():
+            with self.subTest(path=str(path.relative_to(DATA))):
+                text = path.read_text()
+                small = selftests_run.parse_results(text, "")
+                kunit = selftests_run.parse_results(text, TREE)
+                self.assertEqual((small.plan, small.results, small.problems),
+                                 (kunit.plan, kunit.results, kunit.problems))
+
+
+class ShowsTest(unittest.TestCase):
+    def diag(self, scenario, label, prog, case):
+        path = DATA / scenario / label / f"{prog}.ktap"
+        return selftests_run.parse_results(path.read_text()).cases[case].diag
+
+    def test_errno_is_its_strerror_text(self):
+        diag = self.diag("good", "base", "dummy_channels", "reject_zero_tx")
+        self.assertEqual(selftests_run.not_shown({"errno": "EOPNOTSUPP"}, diag), [])
+        # "expected EINVAL, got EOPNOTSUPP (...)" does not show EINVAL.
+        self.assertEqual(selftests_run.not_shown({"errno": "EINVAL"}, diag), ["errno 'EINVAL'"])
+        py = self.diag("good", "base", "drivers.net.dummy_queues.py", "dummy_queues.channels_get")
+        self.assertEqual(selftests_run.not_shown({"errno": "EOPNOTSUPP"}, py), [])
+        self.assertEqual(selftests_run.not_shown({"errno": "ENOTANERRNO"}, py),
+                         ["errno 'ENOTANERRNO'"])
+
+    def test_extack_and_counters(self):
+        diag = self.diag("good", "patched", "dummy_channels", "reject_zero_tx")
+        shows = {"errno": "EINVAL", "extack": "requested channel counts would result in "
+                                              "no RX or TX channel being configured"}
+        self.assertEqual(selftests_run.not_shown(shows, diag), [])
+        self.assertEqual(selftests_run.not_shown({"extack": "exceeds maximum"}, diag),
+                         ["extack 'exceeds maximum'"])
+        diag = self.diag("good", "base", "net.qdisc_limit_zero.py",
+                         "qdisc_limit_zero.codel_limit_zero_drops")
+        self.assertEqual(selftests_run.not_shown(
+            {"counter": ["10 != 0 packets sent", "0 != 10 packets dropped"]}, diag), [])
+        self.assertEqual(selftests_run.not_shown({"counter": "0 != 10 packets sent"}, diag),
+                         ["counter '0 != 10 packets sent'"])
+
+
+class JudgeTest(unittest.TestCase):
+    def judge(self, scenario, tree=""):
+        return selftests_run.judge(runs(scenario, tree), expectations(), PROGS, LABELS)
+
+    def test_recorded_run_is_as_expected(self):
+        out = self.judge("good")
+        self.assertEqual(out.problems, [])
+        self.assertTrue(out.ok)
+        self.assertIn("programs: 5 x 2 kernel(s), exit codes and KTAP plans", out.matrix)
+        cases = {(c.suite, c.name): c for c in out.cases}
+        self.assertEqual({c.status for c in cases.values()}, {"pass"})
+        self.assertEqual(cases["selftests.base", "dummy_channels: exit code and plan"].message,
+                         "exit 1, plan 1..8, 8 result(s)")
+        self.assertIn("got fail, expected fail, showing errno 'EOPNOTSUPP'",
+                      cases["selftests.base", "dummy_channels: get_channels"].message)
+        self.assertIn("showing counter '200 of 200 packets were enqueued'",
+                      cases["selftests.base", "qdisc_bypass: sfq_filter_removed_restores_bypass"]
+                      .message)
+        self.assertIn("showing errno 'EOPNOTSUPP'",
+                      cases["selftests.base", "legacy.sh: legacy.sh"].message)
+
+    def test_controls_are_labelled(self):
+        out = self.judge("good")
+        expect = expectations()
+        controls = {(p, c) for p, cases in expect.items() for c, e in cases.items()
+                    if e.get("base", "pass") == e.get("patched", "pass") == "pass"}
+        self.assertEqual(len(controls), 10)  # qdisc_bypass 7, qdisc_limit_zero.py 3
+        self.assertIn("(10 controls)", out.summary)
+        rows = {ln.split("  ")[0]: ln.split() for ln in out.matrix.splitlines()[1:]}
+        for prog, case in controls:
+            self.assertIn("control", rows[f"{prog}: {case}"])
+            for c in out.cases:
+                if c.name == f"{prog}: {case}":
+                    self.assertTrue(c.message.startswith("control, got pass, expected pass"))
+        self.assertNotIn("control", rows["dummy_channels: get_channels"])
+
+    def problems(self, tree=""):
+        out = self.judge("bad", tree)
+        self.assertFalse(out.ok)
+        return out, "\n".join(out.problems)
+
+    def test_crash_plan_and_cases_never_run(self):
+        _, text = self.problems()
+        self.assertIn("dummy_channels on base: crashed: exit 139 (killed by signal 11)", text)
+        self.assertIn("dummy_channels on base: plan 1..8 but 5 result(s) (missing cases)", text)
+        for case in ("reject_above_max_rx", "reject_combined", "mq_follows"):
+            self.assertIn(f"dummy_channels: {case} on base: never ran, expected fail", text)
+        self.assertNotIn("dummy_channels: reject_above_max_tx on base", text)
+        self.assertNotIn("dummy_channels on patched", text)
+
+    def test_failed_for_another_reason(self):
+        out, text = self.problems()
+        self.assertIn(
+            "qdisc_bypass: codel_limit0_drops on base: failed for another reason: qdisc change "
+            "codel limit 0 on dqb171_8: EINVAL (Invalid argument): Exceeded the limit "
+            "(expected to show counter 'link tx_packets +100', counter 'qdisc drops +0')", text)
+        self.assertIn("qdisc_bypass: codel_limit0_drops  ", out.matrix)
+        row = [ln for ln in out.matrix.splitlines() if ln.startswith("qdisc_bypass: codel_limit0")]
+        self.assertTrue(row[0].endswith("OTHER REASON"))
+        # The other expected failures of that run still show what they must.
+        self.assertNotIn("fq_codel_limit0_drops on base", text)
+
+    def test_exit_code_the_results_do_not_imply(self):
+        _, text = self.problems()
+        self.assertIn("qdisc_bypass on patched: unexpected exit 1: its results imply exit 0", text)
+
+    def test_result_past_the_plan_without_an_entry(self):
+        _, text = self.problems()
+        self.assertIn("net.qdisc_limit_zero.py on base: plan 1..5 but 6 result(s)", text)
+        self.assertIn("net.qdisc_limit_zero.py: qdisc_limit_zero.pfifo_limit_raised_sends on "
+                      "base: no entry in expectations.json (got pass)", text)
+        # Judged where it ran, not once more for the kernel that never saw it.
+        self.assertNotIn("pfifo_limit_raised_sends on patched", text)
+
+    def test_numbering(self):
+        _, text = self.problems()
+        self.assertIn("net.qdisc_limit_zero.py on patched: qdisc_limit_zero.codel_limit_raised_"
+                      "sends: Expected test number 4 but found 5", text)
+
+    def test_program_that_never_started(self):
+        _, text = self.problems()
+        for p in ("crashed: exit 127 (command not found)", "no KTAP plan", "no KTAP version line"):
+            self.assertIn(f"drivers.net.dummy_queues.py on base: {p}", text)
+        self.assertIn("drivers.net.dummy_queues.py: dummy_queues.channels_get on base: never ran",
+                      text)
+
+    def test_exit_code_program(self):
+        _, text = self.problems()
+        self.assertIn("legacy.sh on base: crashed: exit 139 (killed by signal 11)", text)
+        self.assertIn("legacy.sh: legacy.sh on base: failed for another reason: setting tx 2 on "
+                      "dlg0 (expected to show errno 'EOPNOTSUPP')", text)
+        self.assertNotIn("legacy.sh on patched", text)
+
+    def test_every_rule_is_counted_once(self):
+        out, _ = self.problems()
+        self.assertEqual(len(out.problems), 17, "\n".join(out.problems))
+        self.assertEqual(len(out.problems), len(set(out.problems)))
+
+    @unittest.skipUnless(TREE, "no kernel tree with tools/testing/kunit")
+    def test_same_judgement_with_kunit_parser(self):
+        self.assertEqual(self.judge("good", TREE).problems, [])
+        self.assertEqual(self.problems(TREE)[0].problems, self.problems("")[0].problems)
+
+    def test_expected_fail_naming_nothing(self):
+        expect = expectations()
+        del expect["dummy_channels"]["get_channels"]["shows"]
+        out = selftests_run.judge(runs("good"), expect, PROGS, LABELS)
+        self.assertEqual(out.problems, ["dummy_channels: get_channels on base: got fail, expected "
+                                        "fail, but expectations.json names nothing it must show"])
+
+    def test_unexpected_results(self):
+        expect = expectations()
+        expect["qdisc_bypass"]["pfifo_idle_bypass"]["patched"] = "fail"
+        expect["qdisc_bypass"]["pfifo_idle_bypass"]["shows"] = {"patched": {"counter": "x"}}
+        expect["dummy_channels"]["get_channels"]["base"] = "pass"
+        out = selftests_run.judge(runs("good"), expect, PROGS, LABELS)
+        text = "\n".join(out.problems)
+        self.assertIn("qdisc_bypass: pfifo_idle_bypass on patched: got pass, expected fail", text)
+        # Expected to pass on both kernels, get_channels is now a control.
+        self.assertIn("dummy_channels: get_channels on base: control, got fail, expected pass: "
+                      "base: "
+                      "CHANNELS_GET fails with EOPNOTSUPP (the base dummy has no get_channels) "
+                      "[ETHTOOL_MSG_CHANNELS_GET dc156_0: EOPNOTSUPP (Operation not supported)]",
+                      text)
+
+
+class RunMatrixTest(unittest.TestCase):
+    """run_matrix() with the VM replaced by the recorded results: the "build
+    directory" of each kernel is the folder of its recorded outputs."""
+
+    def run_matrix(self, scenario, fail=()):
+        def fake_run_vm(build, command, rwdir, timeout, log_path):
+            self.assertIn("selftests/run-in-vm.sh", command)
+            shutil.copytree(build, rwdir, dirs_exist_ok=True)
+            Path(log_path).write_text("console\n")
+            label = Path(build).name
+            if label not in fail:
+                (Path(rwdir) / "complete").write_text("done\n")
+            return vm.VmResult(kernel=str(build), command=command,
+                               exit_code=1 if label in fail else 0, timed_out=False,
+                               seconds=1.0, log_path=str(log_path))
+
+        with tempfile.TemporaryDirectory() as tmp, \
+                mock.patch.object(selftests_run.vm, "run_vm", fake_run_vm):
+            kernels = {label: DATA / scenario / label for label in LABELS}
+            return selftests_run.run_matrix(kernels, tmp, bindir="/nonexistent", tree="",
+                                            log=lambda *_: None, expect=expectations(),
+                                            progs=PROGS)
+
+    def test_recorded_run(self):
+        out = self.run_matrix("good")
+        self.assertTrue(out.ok, out.summary)
+        self.assertTrue(out.summary.startswith("27 case(s) (10 controls) x 2 kernels, all as "
+                                               "expected"), out.summary)
+        self.assertEqual([c.name for c in out.cases[:2]], ["boot and run", "boot and run"])
+        header = out.matrix.splitlines()[0].split()
+        self.assertEqual(header, ["test", "role", "base", "(want)", "patched", "(want)",
+                                  "verdict"])
+
+    def test_broken_rules_fail_the_stage(self):
+        out = self.run_matrix("bad")
+        self.assertFalse(out.ok)
+        self.assertIn("17 problem(s): dummy_channels on base: crashed: exit 139", out.summary)
+
+    def test_vm_failure(self):
+        out = self.run_matrix("good", fail=("patched",))
+        self.assertFalse(out.ok)
+        self.assertEqual(out.problems[0], "patched VM: command exited 1")
+        self.assertIn("dummy_channels: get_channels on patched: never ran, expected pass",
+                      "\n".join(out.problems))
+        boot = [c for c in out.cases if c.name == "boot and run"]
+        self.assertEqual([c.status for c in boot], ["pass", "fail"])
+
+
+if __name__ == "__main__":
+    unittest.main()
