@@ -1,6 +1,7 @@
 """The selftest list, the expectations and the programs agree; KTAP as the
 tree's Python kselftests print it is read case by case."""
 
+import errno
 import re
 import sys
 import unittest
@@ -14,9 +15,20 @@ STATES = {"pass", "fail", "skip"}
 
 
 def cxx_cases(prog):
-    """Case names a C++ selftest program registers, in order."""
+    """Case names a C++ selftest program registers, in order: suite.add("name", ...),
+    or the rows of a catalogue that open a line with {"area.request", (bad_input)."""
     text = (ROOT / "selftests/progs" / f"{prog}.cpp").read_text()
-    return re.findall(r'suite\.add\("(\w+)"', text)
+    cases = [a or b for a, b in
+             re.findall(r'suite\.add\("(\w+)"|^\s*\{"(\w+\.\w+)",', text, re.M)]
+    # A numbered family: for (...; i < NS::kCount; ...) suite.add(cat("prefix_", i + 1), ...),
+    # with kCount a constexpr in one of the program's headers (churn's phases).
+    family = re.search(r'i < (?:\w+::)?(k\w+);[^)]*\)\s*suite\.add\(cat\("(\w+)", i \+ 1\)', text)
+    if family:
+        count, prefix = family.groups()
+        headers = " ".join(p.read_text() for p in (ROOT / "selftests/progs").glob("*.hpp"))
+        n = int(re.search(rf"constexpr \w+ {count} = (\d+);", headers).group(1))
+        cases = [f"{prefix}{i}" for i in range(1, n + 1)] + cases
+    return cases
 
 
 class ExpectationsTest(unittest.TestCase):
@@ -35,12 +47,41 @@ class ExpectationsTest(unittest.TestCase):
         for prog, cases in self.expect.items():
             for case, entry in cases.items():
                 with self.subTest(prog=prog, case=case):
-                    self.assertLessEqual(set(entry), {"base", "patched", "why"})
+                    self.assertLessEqual(set(entry), {"base", "patched", "why", "shows"})
                     self.assertIn(entry.get("base", "pass"), STATES)
                     self.assertIn(entry.get("patched", "pass"), STATES)
                     if entry.get("base", "pass") != "pass":
                         # What the base kernel shows, not just that it differs.
                         self.assertTrue(entry.get("why", "").startswith("base: "), entry)
+
+    def test_expected_failures_name_what_they_show(self):
+        # What the case must show where it is expected to fail, and only there.
+        for prog, cases in self.expect.items():
+            for case, entry in cases.items():
+                with self.subTest(prog=prog, case=case):
+                    failing = {k for k in ("base", "patched") if entry.get(k, "pass") == "fail"}
+                    shows = entry.get("shows", {})
+                    self.assertEqual(set(shows), failing)
+                    for kinds in shows.values():
+                        self.assertTrue(kinds)
+                        self.assertLessEqual(set(kinds), set(selftests_run.SHOW_KINDS))
+                        for kind, values in kinds.items():
+                            values = [values] if isinstance(values, str) else values
+                            self.assertTrue(values)
+                            for v in values:
+                                self.assertIsInstance(v, str)
+                                self.assertTrue(v.strip())
+                                if kind == "errno":
+                                    self.assertTrue(v.isupper() and hasattr(errno, v), v)
+
+    def test_controls_say_so(self):
+        # Controls (pass on every kernel) are labelled in the matrix and the
+        # report; their "why" says what they control, the others' does not.
+        for prog, cases in self.expect.items():
+            for case, entry in cases.items():
+                with self.subTest(prog=prog, case=case):
+                    control = selftests_run.is_control(entry, ["base", "patched"])
+                    self.assertEqual(entry.get("why", "").startswith("control: "), control)
 
     def test_cxx_cases_match_the_programs(self):
         # Every case of a C++ program declares both kernels, and every listed
