@@ -30,16 +30,18 @@ import time
 import traceback
 from pathlib import Path
 
-from pipeline_common import CACHE, ROOT, WS, Stage, StageFailed, UsageError, log
+from pipeline_common import (CACHE, FRAGMENTS, KERNEL_CONFIG, ROOT, WS, Stage, StageFailed,
+                             UsageError, log)
 from pipeline_bench import BenchStages
 from pipeline_boot import BootStages
 from pipeline_checks import CheckStages
 from pipeline_host import HostStages
+from pipeline_submit import SubmitStages
 import report
 import series
 
 
-class Pipeline(HostStages, CheckStages, BootStages, BenchStages):
+class Pipeline(HostStages, CheckStages, SubmitStages, BootStages, BenchStages):
     """Every stage (one base class per job) and the state they hand on."""
 
     def __init__(self, mode, results):
@@ -53,13 +55,15 @@ class Pipeline(HostStages, CheckStages, BootStages, BenchStages):
         self.ws = WS
 
     PLAN = {
-        "test": ["setup", "userspace", "host_tests", "base", "apply", "build_base", "checks",
-                 "kunit", "vm"],
-        "main": ["setup", "userspace", "base", "apply", "build_base", "checks", "kunit", "vm",
-                 "bench"],
+        "test": ["setup", "base", "apply", "userspace", "host_tests", "build_base", "checks",
+                 "submission", "kunit", "vm"],
+        "main": ["setup", "base", "apply", "userspace", "build_base", "checks", "submission",
+                 "kunit", "vm", "bench"],
     }
-    NEEDS = {"host_tests": ["userspace"], "apply": ["base"], "build_base": ["base"],
-             "checks": ["apply"], "kunit": ["apply"], "vm": ["build_base", "checks", "userspace"],
+    # userspace builds against the applied tree's uapi headers.
+    NEEDS = {"userspace": ["apply"], "host_tests": ["userspace"], "apply": ["base"],
+             "build_base": ["base"], "checks": ["apply"], "submission": ["apply"],
+             "kunit": ["apply"], "vm": ["build_base", "checks", "userspace"],
              "bench": ["checks", "userspace"]}
 
     @classmethod
@@ -141,6 +145,8 @@ def main(argv=None):
     args = ap.parse_args(argv)
     try:
         Pipeline.select(args.mode, args.only)
+        if not FRAGMENTS[-1].is_file():
+            raise UsageError(f"KERNEL_CONFIG={KERNEL_CONFIG}: no {FRAGMENTS[-1]}")
     except UsageError as err:
         print(f"error: {err}", file=sys.stderr)
         return 2

@@ -2,7 +2,7 @@
 patched tree, and the selftests with the tc-testing peer suite on the base
 and the patched kernel under virtme-ng (ci/selftests_run.py)."""
 
-from pipeline_common import BuildProgress, StageFailed, log
+from pipeline_common import X86_BUILD, BuildProgress, StageFailed, log
 from pipeline_tree import TreeStages
 import report
 import run as kunit_run
@@ -25,7 +25,7 @@ class BootStages(TreeStages):
     def stage_vm(self, st):
         import selftests_run  # noqa: PLC0415
         outcome = selftests_run.run_matrix(
-            {"base": self.ws / "base/build-x86", "patched": self.ws / "series/build-x86"},
+            {"base": self.ws / "base" / X86_BUILD, "patched": self.ws / "series" / X86_BUILD},
             self.results / "vm", tree=self.series_tree, log=log)
         st.cases.extend(outcome.cases)
         st.summary = outcome.summary

@@ -6,7 +6,7 @@ import re
 import subprocess
 from pathlib import Path
 
-from pipeline_common import CACHE, ROOT, StageFailed, log
+from pipeline_common import CACHE, ROOT, X86_BUILD, StageFailed, log
 from pipeline_tree import TreeStages
 import checks
 import report
@@ -24,7 +24,7 @@ NEGATIVE_CONTROL_CAUGHT_BY = {"checkpatch", "build"}
 class CheckStages(TreeStages):
     def stage_checks(self, st):
         tree = self.series_tree
-        out = self.ws / "series/build-x86"
+        out = self.ws / "series" / X86_BUILD
         self.series_build = out
         known = checks.load_known_commits(ROOT / "kernel/known-commits.txt")
         # Start from a build of the base, then walk the series.

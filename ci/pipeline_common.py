@@ -26,6 +26,13 @@ CACHE = Path(os.environ.get("PROJECT_CACHE",
                             / "mqbypass"))
 WS = CACHE / "ws"
 FRAGMENTS = [ROOT / "kernel/configs/vng.config", ROOT / "kernel/configs/net-tests.config"]
+# KERNEL_CONFIG=debug|kcsan adds kernel/configs/<name>.config to the x86
+# kernels, built in their own directories (build-x86-<name>).
+KERNEL_CONFIG = os.environ.get("KERNEL_CONFIG", "normal")
+X86_BUILD = "build-x86"
+if KERNEL_CONFIG != "normal":
+    FRAGMENTS.append(ROOT / f"kernel/configs/{KERNEL_CONFIG}.config")
+    X86_BUILD = f"build-x86-{KERNEL_CONFIG}"
 BRANCH_PREFIX = "ci/"
 
 

@@ -9,8 +9,8 @@ import shutil
 import subprocess
 from pathlib import Path
 
-from pipeline_common import (BRANCH_PREFIX, CACHE, FRAGMENTS, ROOT, BuildProgress, StageFailed,
-                             StageSet, log, sh)
+from pipeline_common import (BRANCH_PREFIX, CACHE, FRAGMENTS, ROOT, X86_BUILD, BuildProgress,
+                             StageFailed, StageSet, log, sh)
 import report
 import series
 
@@ -100,6 +100,6 @@ class TreeStages(StageSet):
 
     def stage_build_base(self, st):
         src = self.worktree("base", self.base["BASE_TAG"])
-        self.base_build = self.ws / "base/build-x86"
+        self.base_build = self.ws / "base" / X86_BUILD
         self.build(src, self.base_build, "build-base", ["W=1"])
         st.summary = f"base kernel built in {self.base_build}"

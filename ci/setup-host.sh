@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Install what the pipeline needs on a Debian 12 host, saying what it installs.
 # Debian packages come from the host's own apt sources; virtme-ng (1.41, from
-# sid) comes through the project's private apt state (ci/lib/apt-private.sh).
+# sid) and b4 (0.14.2, from trixie) come through the project's private apt
+# state (ci/lib/apt-private.sh). Not sid's b4 0.16: it needs python3-pygit2
+# >= 1.14 (b4/_rewrite.py imports pygit2.enums), Debian 12 has 1.11.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 # shellcheck source=lib/common.sh
@@ -10,16 +12,19 @@ source "$here/lib/common.sh"
 source "$here/lib/apt-private.sh"
 
 VNG_VERSION=1.41-1
+B4_VERSION=0.14.2-2
+# Pinned packages from the private suites, as package=version.
+PRIVATE_DEBS=("virtme-ng=$VNG_VERSION" "b4=$B4_VERSION")
 PACKAGES=(
 	# kernel build and per-patch checks
 	build-essential flex bison bc cpio kmod rsync libelf-dev libssl-dev
-	ccache sparse coccinelle b4 perl python3 python3-yaml python3-jsonschema
+	ccache sparse coccinelle perl python3 python3-yaml python3-jsonschema
 	python3-ply python3-git
 	# VM (TCG) and the tests run inside it
 	qemu-system-x86 busybox-static iproute2 ethtool python3-pyroute2 python3-scapy
 	# C++ selftests and tools
 	cmake g++ libmnl-dev libgtest-dev clang-format clang-tidy
-	nlohmann-json3-dev libcli11-dev libtracefs-dev pkg-config
+	nlohmann-json3-dev libcli11-dev libtracefs-dev libtraceevent-dev pkg-config
 	# Python lint of the glue
 	flake8
 	# reports
@@ -33,15 +38,15 @@ missing=()
 for p in "${PACKAGES[@]}"; do
 	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'ok installed' || missing+=("$p")
 done
-vng_ok=no
-if dpkg-query -W -f='${Version}' virtme-ng 2>/dev/null | grep -qxF "$VNG_VERSION"; then
-	vng_ok=yes
-fi
-if [ ${#missing[@]} -eq 0 ] && [ $vng_ok = yes ]; then
+private=()
+for pv in "${PRIVATE_DEBS[@]}"; do
+	dpkg-query -W -f='${Version}' "${pv%%=*}" 2>/dev/null | grep -qxF "${pv#*=}" || private+=("$pv")
+done
+if [ ${#missing[@]} -eq 0 ] && [ ${#private[@]} -eq 0 ]; then
 	log "host packages: all present"
 	exit 0
 fi
-[ "$(id -u)" -eq 0 ] || die "missing packages (${missing[*]:-} virtme-ng=$VNG_VERSION) and not root: run as root or install them"
+[ "$(id -u)" -eq 0 ] || die "missing packages (${missing[*]:-} ${private[*]:-}) and not root: run as root or install them"
 
 if [ ${#missing[@]} -gt 0 ]; then
 	log "installing Debian packages: ${missing[*]}"
@@ -49,14 +54,14 @@ if [ ${#missing[@]} -gt 0 ]; then
 	DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}" >&2 ||
 		die "apt-get install failed for: ${missing[*]}"
 fi
-if [ $vng_ok = no ]; then
-	log "installing virtme-ng $VNG_VERSION from Debian sid (private apt state, system sources untouched)"
+if [ ${#private[@]} -gt 0 ]; then
+	log "installing ${private[*]} from newer Debian suites (private apt state, system sources untouched)"
 	apt_private_update
 	dl=$(mktemp -d)
-	(cd "$dl" && apt_private -q download "virtme-ng=$VNG_VERSION" >&2) ||
-		die "apt-get download virtme-ng=$VNG_VERSION failed (gone from sid?)"
-	DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "$dl"/virtme-ng_*.deb >&2 ||
-		die "installing virtme-ng failed"
+	(cd "$dl" && apt_private -q download "${private[@]}" >&2) ||
+		die "apt-get download ${private[*]} failed (gone from $APT_PRIVATE_SUITES?)"
+	DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "$dl"/*.deb >&2 ||
+		die "installing ${private[*]} failed"
 	rm -rf "$dl"
 fi
 log "host packages: ready"

@@ -6,7 +6,7 @@ set -euo pipefail
 
 : "${PROJECT_CACHE:=${XDG_CACHE_HOME:-$HOME/.cache}/mqbypass}"
 APT_PRIVATE_DIR="$PROJECT_CACHE/apt"
-APT_PRIVATE_SUITES="${APT_PRIVATE_SUITES:-trixie-backports sid}"
+APT_PRIVATE_SUITES="${APT_PRIVATE_SUITES:-trixie trixie-backports sid}"
 
 apt_private_init() {
 	local uri

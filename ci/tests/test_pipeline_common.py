@@ -16,6 +16,7 @@ class LayoutTest(unittest.TestCase):
     OWNER = {"setup": "pipeline_host", "userspace": "pipeline_host",
              "host_tests": "pipeline_host", "base": "pipeline_tree", "apply": "pipeline_tree",
              "build_base": "pipeline_tree", "checks": "pipeline_checks",
+             "submission": "pipeline_submit",
              "kunit": "pipeline_boot", "vm": "pipeline_boot", "bench": "pipeline_bench"}
 
     def test_every_planned_stage_has_its_module(self):

@@ -1,0 +1,219 @@
+"""b4flow on a small synthetic repository: two series (one building on the
+other) through b4 prep, check, auto-to-cc, send -o, the b4 shazam round trip,
+trailers and v2; the role identity replaced, and refused when it remains."""
+
+import contextlib
+import io
+import os
+import re
+import shutil
+import subprocess
+import tempfile
+import unittest
+from pathlib import Path
+
+import b4flow
+
+ROLE = ("Multiqueue Bypass Series", "series@mqbypass.invalid")
+SENDER = ("Jane Sender", "jane@example.org")
+PREFIX = "wsp/"
+CONF = {"SERIES_AUTHOR_NAME": ROLE[0], "SERIES_AUTHOR_EMAIL": ROLE[1],
+        "SERIES_VERSION_NET_FIX": "1", "SERIES_VERSION_NET_NEXT_FEAT": "2",
+        "SERIES_BASE_NET_NEXT_FEAT": "net/fix"}
+VERSIONS = {"net/fix": 1, "net-next/feat": 2}
+COVERS = {"net/fix": "net: fix the frobnicator\n\nThe frobnicator counts twice; count once.\n",
+          "net-next/feat": "net: frobnicate per queue\n\nOne frobnicator per queue.\n"}
+
+
+def git(repo, *args, env=None, stdin=None):
+    return subprocess.run(["git", "-C", str(repo), *args], check=True, text=True,
+                          capture_output=True, input=stdin,
+                          env={**os.environ, **(env or {})}).stdout.strip()
+
+
+def role_env():
+    return {"GIT_AUTHOR_NAME": ROLE[0], "GIT_AUTHOR_EMAIL": ROLE[1],
+            "GIT_COMMITTER_NAME": ROLE[0], "GIT_COMMITTER_EMAIL": ROLE[1]}
+
+
+def commit(repo, path, line, subject):
+    f = Path(repo) / path
+    f.write_text((f.read_text() if f.exists() else "") + line + "\n")
+    git(repo, "add", path)
+    git(repo, "commit", "-q", "-m", subject, "-m", f"Add {line!r} to {path}.",
+        "-m", f"Signed-off-by: {ROLE[0]} <{ROLE[1]}>", env=role_env())
+
+
+def make_workspace(root):
+    """A tiny tree with the branches series.py apply makes: wsp/net/fix on
+    the base, wsp/net-next/feat on top of it, cover letters as descriptions."""
+    src = Path(root) / "src"
+    src.mkdir()
+    git(src, "init", "-q", "-b", "main")
+    (src / "README").write_text("tiny tree\n")
+    commit(src, "net.c", "int frob;", "base")
+    git(src, "tag", "base")
+    git(src, "checkout", "-q", "-b", PREFIX + "net/fix")
+    for i in range(1, 4):
+        commit(src, "net.c", f"int fix{i};", f"net: fix the frobnicator, part {i}")
+    git(src, "checkout", "-q", "-b", PREFIX + "net-next/feat")
+    for i in range(1, 3):
+        commit(src, "feat.c", f"int queue{i};", f"net: frobnicate queue {i}")
+    for name, cover in COVERS.items():
+        git(src, "config", f"branch.{PREFIX}{name}.description", cover)
+    git(src, "checkout", "-q", "--detach", "base")
+    return src
+
+
+def b4_version():
+    try:
+        out = subprocess.run(["b4", "--version"], capture_output=True, text=True).stdout
+    except FileNotFoundError:
+        return ()
+    return tuple(int(x) for x in re.findall(r"\d+", out)[:2])
+
+
+def script(root, name, text):
+    path = Path(root) / name
+    path.write_text("#!/bin/sh\ncat >/dev/null\n" + text)
+    path.chmod(0o755)
+    return str(path)
+
+
+@unittest.skipUnless(b4_version() >= (0, 14) and shutil.which("git-filter-repo"),
+                     "needs b4 0.14 or newer and git-filter-repo (ci/setup-host.sh)")
+class B4FlowTest(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        cls.tmp = Path(tempfile.mkdtemp(prefix="b4flow-test-"))
+        cls.addClassCleanup(shutil.rmtree, cls.tmp)  # also when setUpClass fails
+        cls.src = make_workspace(cls.tmp)
+        cls.stubs = {"check_cmd": script(cls.tmp, "check", ""),
+                     "to_cmd": script(cls.tmp, "to", "echo 'Maint One <m1@example.org>'\n"),
+                     "cc_cmd": script(cls.tmp, "cc", "echo netdev@vger.kernel.org\n")}
+        cls.out = cls.tmp / "out"
+        cls.logs = []
+        cls.jobs = {j.name: j for j in b4flow.run_all(
+            cls.src, "base", cls.out, cls.logs.append, prefix=PREFIX, conf=CONF,
+            identity=SENDER, work=cls.tmp / "work", **cls.stubs)}
+        cls.repo = cls.tmp / "work/repo"
+
+    def mails(self, name, rev=None):
+        return sorted((self.out / name / f"v{rev or VERSIONS[name]}").glob("*.eml"))
+
+    def flow(self, identity=SENDER, **kw):
+        work = Path(tempfile.mkdtemp(dir=self.tmp))
+        return b4flow.Flow(self.src, "base", work / "out", work / "work", identity, CONF,
+                           PREFIX, log=lambda m: None, **{**self.stubs, **kw})
+
+    def test_every_step_passed(self):
+        for name, job in self.jobs.items():
+            self.assertEqual([(s[0], s[1]) for s in job.steps],
+                             [(s, "pass") for s in ("prep", "check", "to-cc", "send", "roundtrip",
+                                                    "trailers", "v2")], name)
+
+    def test_roundtrip_gives_the_workspace_tree(self):
+        for name, job in self.jobs.items():
+            want = git(self.src, "rev-parse", f"{PREFIX}{name}^{{tree}}")
+            self.assertEqual(job.trees, {"workspace": want, "roundtrip": want}, name)
+        # The dependent series was applied after the one it builds on.
+        self.assertEqual(git(self.repo.parent / "roundtrip", "rev-list", "--count", "base..HEAD"),
+                         "5")
+
+    def test_mails_carry_the_sender_not_the_role(self):
+        files = self.mails("net/fix")
+        self.assertEqual([f.name[:4] for f in files], ["0000", "0001", "0002", "0003"])
+        self.assertEqual(b4flow.role_leaks(files, CONF), [])
+        patch = files[1].read_text()
+        self.assertIn("From: Jane Sender <jane@example.org>", patch)
+        self.assertIn("Signed-off-by: Jane Sender <jane@example.org>", patch)
+        self.assertIn("Subject: [PATCH net 1/3] net: fix the frobnicator, part 1", patch)
+        self.assertIn("To: Maint One <m1@example.org>", patch)
+
+    def test_cover_letter_is_the_series_cover(self):
+        cover = self.mails("net/fix")[0].read_text()
+        self.assertIn("Subject: [PATCH net 0/3] net: fix the frobnicator", cover)
+        self.assertIn("The frobnicator counts twice; count once.", cover)
+        self.assertIn(f"base-commit: {git(self.src, 'rev-parse', 'base')}", cover)
+        # A series building on another names its base and prerequisites,
+        # as git format-patch --base does.
+        dep = self.mails("net-next/feat")[0].read_text()
+        self.assertIn("Subject: [PATCH net-next v2 0/2] net: frobnicate per queue", dep)
+        self.assertIn(f"base-commit: {git(self.src, 'rev-parse', 'base')}", dep)
+        self.assertEqual(len(re.findall(r"^prerequisite-patch-id: [0-9a-f]{40}$", dep, re.M)), 3)
+
+    def test_check_output_recorded(self):
+        self.assertIn("Success: 3, Warning: 0, Error: 0", self.jobs["net/fix"].check)
+        self.assertIn("Success: 2, Warning: 0, Error: 0", self.jobs["net-next/feat"].check)
+
+    def test_trailers_collected(self):
+        job = self.jobs["net/fix"]
+        msg = git(self.repo, "log", "--format=%B", f"{job.branch}~3..{job.branch}~2")
+        self.assertTrue(msg.startswith("net: fix the frobnicator, part 1"), msg)
+        self.assertIn("Reviewed-by: Trailer Test <trailer-test@mqbypass.invalid>", msg)
+        other = git(self.repo, "log", "--format=%B", f"{job.branch}~2..{job.branch}")
+        self.assertNotIn("Reviewed-by:", other)
+
+    def test_next_version_with_changelog_and_range_diff(self):
+        for name, old in VERSIONS.items():
+            new = self.mails(name, old + 1)
+            self.assertTrue(new, name)
+            cover = new[0].read_text()
+            self.assertRegex(cover, rf"Subject: \[PATCH net(-next)? v{old + 1} 0/\d\]")
+            self.assertIn(f"Changes in v{old + 1}:", cover)
+            old_id = re.search(r"^Message-Id: <(.*)>$", self.mails(name)[0].read_text(), re.M)[1]
+            self.assertIn(f"- Link to v{old}: https://lore.kernel.org/r/{old_id}", cover)
+            rd = (self.out / name / f"range-diff-v{old}-v{old + 1}.txt").read_text()
+            self.assertRegex(rd, r"(?m)^1: +[0-9a-f]+ ! +1: +[0-9a-f]+ ")
+            self.assertIn("+    Reviewed-by: Trailer Test", rd)
+            self.assertRegex(rd, r"(?m)^2: +[0-9a-f]+ = +2: +[0-9a-f]+ ")
+
+    def test_summary_written(self):
+        md = (self.out / "b4.md").read_text()
+        self.assertIn("| net/fix | roundtrip | pass |", md)
+        self.assertIn('"failed": ""', (self.out / "b4.json").read_text())
+
+    def test_role_identity_as_sender_is_refused(self):
+        flow = self.flow(identity=ROLE)
+        flow.setup()
+        job = flow.jobs()[0]
+        flow.prep(job)
+        with self.assertRaises(b4flow.FlowError) as ctx:
+            flow.send(job)
+        self.assertEqual((ctx.exception.name, ctx.exception.step), ("net/fix", "send"))
+        self.assertIn("is the role identity", str(ctx.exception))
+        self.assertFalse((flow.out / "net/fix/v1").exists())
+
+    def test_mails_naming_the_role_are_refused(self):
+        flow = self.flow()
+        flow.setup()
+        job = flow.jobs()[0]
+        flow.prep(job)
+        # A commit added after prep that still carries the role identity.
+        commit(flow.repo, "net.c", "int late;", "net: late fix")
+        with self.assertRaises(b4flow.FlowError) as ctx:
+            flow.send(job)
+        self.assertTrue(str(ctx.exception).startswith("[net/fix] send: refused"), ctx.exception)
+        self.assertIn("Signed-off-by: Multiqueue Bypass Series", str(ctx.exception))
+        self.assertEqual(list((flow.out / "net/fix").iterdir()), [])
+
+    def test_cli_failing_check_names_series_and_step(self):
+        work = Path(tempfile.mkdtemp(dir=self.tmp))
+        conf = work / "series.conf"
+        conf.write_text("".join(f'{k}="{v}"\n' for k, v in CONF.items()))
+        err, out = io.StringIO(), io.StringIO()
+        with contextlib.redirect_stderr(err), contextlib.redirect_stdout(out):
+            code = b4flow.main(["run", str(self.src), "base", "--out", str(work / "out"),
+                                "--prefix", PREFIX, "--work", str(work / "work"),
+                                "--conf", str(conf), "--identity", "Jane Sender <jane@example.org>",
+                                "--check-cmd", script(work, "bad", "echo '-:1: ERROR: broken'\n"),
+                                "--to-cmd", self.stubs["to_cmd"], "--cc-cmd", self.stubs["cc_cmd"],
+                                "--no-exercise"])
+        self.assertEqual(code, 1)
+        self.assertIn("[net/fix] check: Success: 0, Warning: 0, Error: 3", err.getvalue())
+        self.assertIn("[net-next/feat] check: Success: 0, Warning: 0, Error: 2", err.getvalue())
+        self.assertIn("ERROR: broken", out.getvalue())
+
+
+if __name__ == "__main__":
+    unittest.main()

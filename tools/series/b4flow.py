@@ -1,0 +1,545 @@
+#!/usr/bin/env python3
+"""Submit the series with b4: prep branches, checks, mails, trailers, new versions.
+
+For every workspace series (<prefix><tree>/<topic>, made by series.py apply)
+this works in a clone of the kernel tree (objects shared, refs and config its
+own) and runs these steps, each named in errors as "[<tree>/<topic>] <step>":
+
+  prep       branch b4/<tree>-<topic> enrolled with `b4 prep -e`: b4's cover
+             commit holds the series' cover letter (the branch description),
+             the patches carry the sender's git identity instead of the role
+             identity; prefix <tree>, revision from series.conf, and for a
+             series building on another the prerequisite patch ids
+  check      `b4 prep --check`, with checkpatch run as netdev runs it
+  to-cc      `b4 prep --auto-to-cc` (get_maintainer.pl)
+  send       `b4 send -o`: the mails, refused while they name the role identity
+  roundtrip  `b4 shazam` of the mails (after those of the series it builds on)
+             on a fresh worktree at the base: the tree must be the workspace's
+
+and, to exercise the review cycle on the b4 branch (exercise=True, the default):
+
+  trailers   a crafted reply with a Reviewed-by: to patch 1, collected with
+             `b4 trailers -u`
+  v2         v1 marked as sent, the revision bumped with a changelog in the
+             cover letter, the v2 mails written, `b4 prep --compare-to v1`
+             (git range-diff v1..v2) saved next to them
+
+b4 settings and the sender identity reach b4 and git through the environment
+(GIT_CONFIG_COUNT), so no git configuration file is changed.
+"""
+
+import argparse
+import email
+import email.utils
+import json
+import mailbox
+import os
+import re
+import shlex
+import shutil
+import subprocess
+import sys
+import time
+from dataclasses import asdict, dataclass, field
+from email.message import EmailMessage
+from pathlib import Path
+
+import checks
+import series
+
+CACHE = Path(os.environ.get("PROJECT_CACHE",
+                            Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache"))
+                            / "mqbypass"))
+MAGIC = "--- b4-submit-tracking ---"  # b4's marker in its cover commit
+ANSI_RE = re.compile(r"\x1b\[[0-9;]*m")
+REVIEWER = ("Trailer Test", "trailer-test@mqbypass.invalid")
+LINKMASK = "https://lore.kernel.org/r/{}"
+NETDEV_CHECKPATCH = ("scripts/checkpatch.pl -q --terse --no-summary --mailback --showfile "
+                     "--strict --max-line-length=80 --ignore {ignore}")
+
+
+class FlowError(series.SeriesError):
+    """A failed step, named by series and step."""
+
+    def __init__(self, name, step, detail):
+        super().__init__(f"[{name}] {step}: {detail}")
+        self.name, self.step, self.detail = name, step, detail
+
+
+@dataclass
+class Job:
+    name: str  # <tree>/<topic>
+    tree: str
+    topic: str
+    workspace: str  # branch in the source tree
+    depends: str | None
+    version: int
+    cover: str  # subject, blank line, body
+    branch: str = ""  # the b4 branch in the work clone
+    start: str = ""  # the commit it starts from (base or the series it builds on)
+    steps: list = field(default_factory=list)  # [step, status, seconds, detail]
+    check: str = ""  # b4 prep --check output
+    to: list = field(default_factory=list)
+    cc: list = field(default_factory=list)
+    mails: dict = field(default_factory=dict)  # version -> mbox path
+    trees: dict = field(default_factory=dict)  # workspace / roundtrip tree ids
+    failed: str = ""
+
+
+def tail(text, n=15):
+    return "\n".join(text.strip().splitlines()[-n:])
+
+
+def role_leaks(files, conf):
+    """Lines of the mails that still name the role identity."""
+    names = (conf["SERIES_AUTHOR_NAME"].lower(), conf["SERIES_AUTHOR_EMAIL"].lower())
+    return [f"{Path(f).name}: {line.strip()}" for f in files
+            for line in Path(f).read_text(errors="replace").splitlines()
+            if any(n in line.lower() for n in names)]
+
+
+def write_mbox(files, path, extra=()):
+    """An mbox of the mail files (and extra messages), as b4 am reads it."""
+    path.unlink(missing_ok=True)
+    box = mailbox.mbox(path)
+    for msg in [email.message_from_bytes(Path(f).read_bytes()) for f in files] + list(extra):
+        box.add(msg)
+    box.close()
+    return path
+
+
+def reply_with_trailer(patch_file, who):
+    """A reviewer's reply to a patch mail, ending in a Reviewed-by: trailer."""
+    orig = email.message_from_bytes(Path(patch_file).read_bytes())
+    quoted = "\n".join("> " + ln for ln in orig.get_payload().splitlines()[:6])
+    msg = EmailMessage()
+    msg["From"] = email.utils.formataddr(who)
+    msg["Subject"] = "Re: " + " ".join(orig["Subject"].split())
+    msg["Date"] = email.utils.formatdate()
+    msg["Message-Id"] = email.utils.make_msgid("review", who[1].split("@")[1])
+    msg["In-Reply-To"] = orig["Message-Id"]
+    msg["References"] = " ".join(filter(None, [orig["References"], orig["Message-Id"]]))
+    msg.set_content(f"{quoted}\n\nLooks right to me.\n\n"
+                    f"Reviewed-by: {email.utils.formataddr(who)}\n")
+    return msg
+
+
+class Flow:
+    def __init__(self, src, base, out, work, identity, conf, prefix, log=print,
+                 check_cmd=None, to_cmd=None, cc_cmd=None):
+        self.src, self.out, self.work = Path(src), Path(out), Path(work)
+        self.identity, self.conf, self.prefix, self.log = identity, conf, prefix, log
+        self.role = (conf["SERIES_AUTHOR_NAME"], conf["SERIES_AUTHOR_EMAIL"])
+        self.check_cmd, self.to_cmd, self.cc_cmd = check_cmd, to_cmd, cc_cmd
+        self.repo, self.rt = self.work / "repo", self.work / "roundtrip"
+        self.base = series.git(self.src, "rev-parse", f"{base}^{{commit}}")
+
+    # -- running b4 and git --------------------------------------------
+    def env(self, config=()):
+        env = {k: v for k, v in os.environ.items()
+               if not k.startswith(("GIT_AUTHOR_", "GIT_COMMITTER_", "GIT_CONFIG_"))
+               and k not in ("GIT_DIR", "GIT_WORK_TREE", "GIT_INDEX_FILE")}
+        settings = [("user.name", self.identity[0]), ("user.email", self.identity[1]),
+                    ("b4.prep-cover-strategy", "commit"),
+                    # No lore searches: shazam would look up prerequisites there.
+                    ("b4.searchmask", ""),
+                    # Not the web endpoint: it would sign, even for -o.
+                    ("sendemail.smtpserver", "/bin/false"), *config]
+        env["GIT_CONFIG_COUNT"] = str(len(settings))
+        for i, (key, value) in enumerate(settings):
+            env[f"GIT_CONFIG_KEY_{i}"], env[f"GIT_CONFIG_VALUE_{i}"] = key, value
+        env["XDG_CACHE_HOME"] = str(self.work / "xdg-cache")
+        # Debian's python3 first: checkpatch.pl runs scripts/spdxcheck.py,
+        # which needs python3-ply (as in pipeline.py).
+        env["PATH"] = "/usr/bin:/bin:" + env.get("PATH", "")
+        return env
+
+    def run(self, job, step, cmd, cwd=None, config=(), env=None, stdin=None):
+        res = subprocess.run([str(c) for c in cmd], cwd=cwd or self.repo, text=True,
+                             env={**self.env(config), **(env or {})}, input=stdin,
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                             stdin=None if stdin is not None else subprocess.DEVNULL)
+        res.stdout, res.stderr = ANSI_RE.sub("", res.stdout), ANSI_RE.sub("", res.stderr)
+        if res.returncode:
+            raise FlowError(job.name, step, f"{' '.join(map(str, cmd))} exited "
+                            f"{res.returncode}:\n{tail(res.stdout + res.stderr)}")
+        return res
+
+    def b4(self, job, step, *args, cwd=None, config=()):
+        res = self.run(job, step, ["b4", "-n", "--offline-mode", "--no-stdin", *args],
+                       cwd=cwd, config=config)
+        return res.stdout + res.stderr
+
+    def git(self, job, step, *args, cwd=None, env=None, stdin=None):
+        return self.run(job, step, ["git", *args], cwd=cwd, env=env,
+                        stdin=stdin).stdout.strip()
+
+    def editor(self, text, name):
+        """core.editor that writes `text` into the file b4 opens."""
+        path = self.work / name
+        path.write_text(text)
+        return ("core.editor", f"cp {shlex.quote(str(path))}")
+
+    # -- the series ------------------------------------------------------
+    def jobs(self):
+        out = []
+        for tree, topic, branch in series.workspace_series(self.src, self.prefix):
+            desc = series.git(self.src, "config", f"branch.{branch}.description", check=False)
+            if not desc:  # no cover letter in patches/: the first subject names it
+                first = series.git(self.src, "rev-list", "--reverse",
+                                   f"{self.start_rev(tree, topic)}..{branch}").split()[0]
+                desc = series.git(self.src, "log", "-1", "--format=%s", first)
+            out.append(Job(f"{tree}/{topic}", tree, topic, branch,
+                           self.conf.get(series.base_key(tree, topic)) or None,
+                           int(self.conf.get(series.version_key(tree, topic), "1")),
+                           desc.strip() + "\n"))
+        if not out:
+            raise FlowError("*", "setup", f"no {self.prefix}<tree>/<topic> branches in "
+                            f"{self.src}: run series.py apply first")
+        return out
+
+    def start_rev(self, tree, topic):
+        dep = self.conf.get(series.base_key(tree, topic))
+        return self.prefix + dep if dep else self.base
+
+    def setup(self):
+        """The work clone, fresh refs from the source, no b4 branches or tags left."""
+        job = Job("*", "", "", "", None, 1, "")
+        self.work.mkdir(parents=True, exist_ok=True)
+        if not (self.repo / ".git").is_dir():
+            shutil.rmtree(self.repo, ignore_errors=True)
+            self.git(job, "setup", "clone", "-q", "--shared", "--no-checkout", self.src,
+                     self.repo, cwd=self.work)
+        self.git(job, "setup", "fetch", "-q", "--force", "--prune", str(self.src),
+                 "+refs/heads/*:refs/remotes/origin/*", "+refs/tags/*:refs/tags/*")
+        self.git(job, "setup", "checkout", "-q", "-f", "--detach", self.base)
+        old = self.git(job, "setup", "for-each-ref", "--format=%(refname:short)",
+                       "refs/heads/b4/").split()
+        if old:  # with their b4 tracking configuration
+            self.git(job, "setup", "branch", "-q", "-D", *old)
+        self.git(job, "setup", "worktree", "prune")
+
+    # -- steps -------------------------------------------------------------
+    def sender_chain(self, job, start):
+        """The workspace commits again on `start`, the role identity replaced by
+        the sender's as author and in Signed-off-by:. Returns the new tip."""
+        parent = start
+        tip = "origin/" + job.workspace
+        for sha in self.git(job, "prep", "rev-list", "--reverse", f"{start}..{tip}").split():
+            name, mail, date = self.git(job, "prep", "log", "-1", "--date=raw",
+                                        "--format=%an%x00%ae%x00%ad", sha).split("\0")
+            if (name, mail) == self.role:
+                name, mail = self.identity
+            msg = self.git(job, "prep", "cat-file", "commit", sha).partition("\n\n")[2]
+            msg = series.substitute_identity(msg, self.conf, self.identity)
+            parent = self.git(job, "prep", "commit-tree", f"{sha}^{{tree}}", "-p", parent,
+                              stdin=msg, env={"GIT_AUTHOR_NAME": name,
+                                              "GIT_AUTHOR_EMAIL": mail,
+                                              "GIT_AUTHOR_DATE": date})
+        return parent
+
+    def prep(self, job):
+        job.start = self.git(job, "prep", "rev-parse", self.src_start(job))
+        job.branch = f"b4/{job.tree}-{job.topic}"
+        self.git(job, "prep", "checkout", "-q", "-f", "-B", job.branch,
+                 self.sender_chain(job, job.start))
+        revision = ["--force-revision", str(job.version)] if job.version != 1 else []
+        self.b4(job, "prep", "prep", "-e", job.start, *revision, "--set-prefixes", job.tree,
+                "--edit-cover", config=[self.editor(job.cover, "cover.txt")])
+        if job.depends:
+            # What git format-patch --base writes: the base and the patch ids
+            # of the series this one builds on.
+            deps = [f"patch-id: {pid}" for pid in self.patch_ids(job, self.base, job.start)]
+            deps.append(f"base-commit: {self.base}")
+            self.b4(job, "prep", "prep", "--edit-deps",
+                    config=[self.editor("\n".join(deps) + "\n", "deps.txt")])
+        cover, _, data = self.tracking(job, "prep")
+        return (f"{job.branch}: cover {cover[:12]} v{data['revision']} + "
+                f"{self.git(job, 'prep', 'rev-list', '--count', f'{cover}..{job.branch}')} "
+                f"patches on {job.start[:12]}")
+
+    def src_start(self, job):
+        rev = self.start_rev(job.tree, job.topic)
+        return "origin/" + rev if rev != self.base else rev
+
+    def patch_ids(self, job, base, tip):
+        ids = []
+        for sha in self.git(job, "prep", "rev-list", "--reverse", f"{base}..{tip}").split():
+            diff = self.git(job, "prep", "show", "--format=", sha)
+            ids.append(self.git(job, "prep", "patch-id", "--stable", stdin=diff + "\n").split()[0])
+        return ids
+
+    def tracking(self, job, step):
+        """b4's cover commit: (its id, the cover letter, b4's series data)."""
+        sha = self.git(job, step, "rev-list", "--reverse", f"{job.start}..{job.branch}").split()[0]
+        cover, _, data = self.git(job, step, "log", "-1", "--format=%B", sha).partition(MAGIC)
+        if not data:
+            raise FlowError(job.name, step, f"{sha[:12]} is not b4's cover commit")
+        return sha, cover.strip(), json.loads(data[data.index("{"):])["series"]
+
+    def default_check_cmd(self, job):
+        if not (self.repo / "scripts/checkpatch.pl").is_file():
+            return None  # b4 then says it found no checkpatch
+        ignore = checks.CHECKPATCH_IGNORE
+        text = self.git(job, "check", "log", "--format=%B", f"{self.src_start(job)}..{job.branch}")
+        ids = [m["id"] for m in map(checks.FIXES_RE.match, text.splitlines()) if m]
+        if any(subprocess.run(["git", "-C", str(self.repo), "cat-file", "-e", f"{i}^{{commit}}"],
+                              capture_output=True).returncode for i in ids):
+            # A tree without history cannot resolve Fixes: ids (checks.py says why).
+            ignore += ",UNKNOWN_COMMIT_ID"
+        return NETDEV_CHECKPATCH.format(ignore=ignore)
+
+    def check(self, job):
+        cmd = self.check_cmd or self.default_check_cmd(job)
+        config = [("b4.prep-perpatch-check-cmd", cmd)] if cmd else []
+        out = self.b4(job, "check", "prep", "-C", "--check", config=config)
+        job.check = "\n".join(ln for ln in out.splitlines() if ln != "Running in OFFLINE mode")
+        m = re.search(r"^Success: (\d+), Warning: (\d+), Error: (\d+)$", out, re.M)
+        if not m:
+            raise FlowError(job.name, "check", f"no b4 check summary:\n{tail(out)}")
+        if int(m[2]) or int(m[3]):
+            raise FlowError(job.name, "check", f"{m[0]}\n{tail(job.check, 30)}")
+        return m[0]
+
+    def to_cc(self, job):
+        config = [(k, v) for k, v in (("b4.send-auto-to-cmd", self.to_cmd),
+                                      ("b4.send-auto-cc-cmd", self.cc_cmd)) if v]
+        self.b4(job, "to-cc", "prep", "--auto-to-cc", config=config)
+        cover = self.tracking(job, "to-cc")[1]
+        job.to = re.findall(r"^To: (.*)$", cover, re.M)
+        job.cc = re.findall(r"^Cc: (.*)$", cover, re.M)
+        if not job.to and not job.cc:
+            raise FlowError(job.name, "to-cc", "no To: or Cc: found for the series")
+        return f"To: {', '.join(job.to) or '-'}; Cc: {', '.join(job.cc) or '-'}"
+
+    def send(self, job, step="send"):
+        """b4 send -o: the mails of the current revision in out/<tree>/<topic>/v<N>/."""
+        if set(self.identity) & set(self.role):
+            raise FlowError(job.name, step, f"the sender identity {self.identity[0]} "
+                            f"<{self.identity[1]}> is the role identity: set your own git "
+                            "user.name and user.email")
+        rev = self.tracking(job, step)[2]["revision"]
+        dest = self.out / job.tree / job.topic / f"v{rev}"
+        tmp = dest.with_name(dest.name + ".tmp")
+        shutil.rmtree(tmp, ignore_errors=True)
+        self.b4(job, step, "send", "-o", tmp, "--no-sign")
+        files = sorted(tmp.glob("*.eml"))
+        leaks = role_leaks(files, self.conf)
+        if not files or leaks:
+            shutil.rmtree(tmp, ignore_errors=True)
+            raise FlowError(job.name, step, "no mails written" if not files else
+                            "refused: the mails still carry the role identity:\n  "
+                            + "\n  ".join(leaks[:10]))
+        shutil.rmtree(dest, ignore_errors=True)
+        tmp.rename(dest)
+        job.mails[rev] = write_mbox(sorted(dest.glob("*.eml")), dest.with_suffix(".mbox"))
+        return f"{len(files)} mails in {dest}"
+
+    def roundtrip(self, job, done):
+        """b4 shazam of the mails of the series `job` builds on (from `done`),
+        then of its own, on a fresh worktree at the base."""
+        chain = [job]
+        while chain[0].depends:
+            dep = done.get(chain[0].depends)
+            if not dep or not dep.mails:
+                raise FlowError(job.name, "roundtrip", f"needs the mails of {chain[0].depends}, "
+                                "which has none")
+            chain.insert(0, dep)
+        if not (self.rt / ".git").exists():
+            shutil.rmtree(self.rt, ignore_errors=True)
+            self.git(job, "roundtrip", "worktree", "add", "-q", "--detach", self.rt, self.base)
+        self.git(job, "roundtrip", "checkout", "-q", "-f", "--detach", self.base, cwd=self.rt)
+        self.git(job, "roundtrip", "clean", "-qfdx", cwd=self.rt)
+        for j in chain:
+            self.b4(job, "roundtrip", "shazam", "-m", j.mails[min(j.mails)], cwd=self.rt)
+        got = self.git(job, "roundtrip", "rev-parse", "HEAD^{tree}", cwd=self.rt)
+        want = series.git(self.src, "rev-parse", f"{job.workspace}^{{tree}}")
+        job.trees = {"workspace": want, "roundtrip": got}
+        if got != want:
+            raise FlowError(job.name, "roundtrip", f"tree {got} after b4 shazam of "
+                            f"{', '.join(j.name for j in chain)} is not {want} of {job.workspace}")
+        return f"tree {got} = {job.workspace}"
+
+    def mark_sent(self, job):
+        """What b4 send does after sending (not with -o): a sent/ tag of the
+        revision, whose base-commit is the cover commit (empty, so range-diff
+        from it sees exactly the patches)."""
+        cover, text, data = self.tracking(job, "trailers")
+        rev, cid = data["revision"], data["change-id"]
+        msg = f"{text}\n\n---\nbase-commit: {cover}\nchange-id: {cid}\n"
+        self.git(job, "trailers", "tag", "-f", "-a", "-F", "-", f"sent/{cid}-v{rev}", "HEAD",
+                 stdin=msg)
+
+    def trailers(self, job):
+        rev = min(job.mails)
+        files = sorted((self.out / job.tree / job.topic / f"v{rev}").glob("*.eml"))
+        patch = next(f for f in files if not f.name.startswith("0000-"))
+        self.mark_sent(job)
+        reply = reply_with_trailer(patch, REVIEWER)
+        box = write_mbox(files, self.out / job.tree / job.topic / "review.mbox", [reply])
+        root = email.message_from_bytes(files[0].read_bytes())["Message-Id"].strip("<>")
+        self.b4(job, "trailers", "trailers", "-u", "-m", box, "-F", root)
+        subject = re.sub(r"^\[[^\]]*\]\s*", "", " ".join(
+            email.message_from_bytes(patch.read_bytes())["Subject"].split()))
+        want = f"Reviewed-by: {email.utils.formataddr(REVIEWER)}"
+        cover = self.tracking(job, "trailers")[0]
+        for sha in self.git(job, "trailers", "rev-list", f"{cover}..{job.branch}").split():
+            body = self.git(job, "trailers", "log", "-1", "--format=%B", sha)
+            if body.splitlines()[0] == subject:
+                if want not in body.splitlines():
+                    raise FlowError(job.name, "trailers", f"{want} not collected into {sha[:12]} "
+                                    f"{subject}")
+                return f"{want} collected into {sha[:12]} {subject}"
+        raise FlowError(job.name, "trailers", f"no commit with subject {subject!r}")
+
+    def bump(self, job, changes):
+        """Revision N+1 with a changelog, its mails and the range-diff to N."""
+        _, cover, data = self.tracking(job, "v2")
+        old, new = data["revision"], data["revision"] + 1
+        first = sorted((self.out / job.tree / job.topic / f"v{old}").glob("*.eml"))[0]
+        msgid = email.message_from_bytes(first.read_bytes())["Message-Id"].strip("<>")
+        log = "\n".join([f"Changes in v{new}:", *[f"- {c}" for c in changes],
+                         f"- Link to v{old}: {LINKMASK.format(msgid)}"])
+        m = re.search(r"^Changes in v\d+:", cover, re.M)
+        cover = (cover[:m.start()] + log + "\n\n" + cover[m.start():] if m
+                 else cover + "\n\n---\n" + log)
+        self.b4(job, "v2", "prep", "--force-revision", str(new), "--edit-cover",
+                config=[self.editor(cover + "\n", "cover.txt")])
+        sent = self.send(job, "v2")
+        res = self.run(job, "v2", ["b4", "-n", "--offline-mode", "--no-stdin", "prep",
+                                   "--compare-to", f"v{old}"])
+        if not re.search(r"^\s*\d+:\s+[0-9a-f]+ [=!<>] ", res.stdout, re.M):
+            raise FlowError(job.name, "v2", f"no range-diff from b4 prep --compare-to "
+                            f"v{old}:\n{tail(res.stdout + res.stderr)}")
+        path = self.out / job.tree / job.topic / f"range-diff-v{old}-v{new}.txt"
+        path.write_text(res.stdout)
+        mail0 = sorted((self.out / job.tree / job.topic / f"v{new}").glob("*.eml"))[0]
+        if f"Changes in v{new}:" not in mail0.read_text():
+            raise FlowError(job.name, "v2", f"no changelog in {mail0.name}")
+        return f"{sent}; {path.name}"
+
+    # -- driver ------------------------------------------------------------
+    def step(self, job, name, fn, *args):
+        t0 = time.monotonic()
+        try:
+            detail = fn(job, *args)
+        except FlowError as err:
+            job.steps.append([name, "fail", round(time.monotonic() - t0, 1), err.detail])
+            job.failed = str(err)
+            self.log(f"  {err}")
+            raise
+        secs = time.monotonic() - t0
+        job.steps.append([name, "pass", round(secs, 1), detail])
+        self.log(f"  [{job.name}] {name}: ok in {secs:.1f}s: {detail}")
+
+    def run_series(self, job, done, exercise=True):
+        self.step(job, "prep", self.prep)
+        self.step(job, "check", self.check)
+        self.step(job, "to-cc", self.to_cc)
+        self.step(job, "send", self.send)
+        self.step(job, "roundtrip", self.roundtrip, done)
+        if exercise:
+            self.step(job, "trailers", self.trailers)
+            self.step(job, "v2", self.bump, [f"Collected {email.utils.formataddr(REVIEWER)}'s "
+                                             "Reviewed-by: (trailer exercise, not a review)"])
+
+
+def run_all(tree, base_rev, out_dir, log=print, *, prefix="ci/", conf=None, identity=None,
+            work=None, exercise=True, check_cmd=None, to_cmd=None, cc_cmd=None):
+    """Every workspace series of `tree` through b4 (see the module doc).
+
+    `prefix` is the workspace branch prefix (the pipeline's ci/), `identity`
+    the sender (default: git user.name/user.email of `tree`), `work` the clone
+    b4 works in (default $PROJECT_CACHE/ws/b4). Writes out_dir/<tree>/<topic>/
+    (v<N>/ and v<N>.mbox: the mails to send, N from series.conf; review.mbox,
+    v<N+1>/, range-diff-v<N>-v<N+1>.txt: the exercise) and out_dir/b4.json,
+    b4.md. Returns the jobs; raises
+    FlowError naming every failed series and step after trying them all.
+    """
+    conf = conf or series.load_conf()
+    out_dir = Path(out_dir)
+    t0 = time.monotonic()
+    if identity is None:
+        try:
+            identity = series.submitter_identity(tree)
+        except series.SeriesError as err:
+            raise FlowError("*", "identity", str(err)) from None
+    flow = Flow(tree, base_rev, out_dir, work or CACHE / "ws/b4", identity, conf, prefix, log,
+                check_cmd, to_cmd, cc_cmd)
+    shutil.rmtree(out_dir, ignore_errors=True)
+    out_dir.mkdir(parents=True)
+    flow.setup()
+    log(f"==> b4: {identity[0]} <{identity[1]}> sending; work clone {flow.repo} ready in "
+        f"{time.monotonic() - t0:.0f}s")
+    jobs, done = flow.jobs(), {}
+    for job in jobs:
+        log(f"==> b4: {job.name} (v{job.version}, {job.workspace})")
+        try:
+            flow.run_series(job, done, exercise)
+        except FlowError as err:
+            job.failed = job.failed or str(err)
+        done[job.name] = job
+    write_summary(jobs, out_dir, time.monotonic() - t0)
+    failed = [j for j in jobs if j.failed]
+    if failed:  # the details are in the log and b4.md
+        err = FlowError("*", "b4", f"{len(failed)} of {len(jobs)} series failed:\n" + "\n".join(
+            j.failed.splitlines()[0] for j in failed))
+        err.jobs = jobs
+        raise err
+    return jobs
+
+
+def write_summary(jobs, out_dir, seconds):
+    data = {"seconds": round(seconds, 1), "series": [
+        {**{k: v for k, v in asdict(j).items() if k != "cover"},
+         "mails": {str(k): str(v) for k, v in j.mails.items()}} for j in jobs]}
+    (out_dir / "b4.json").write_text(json.dumps(data, indent=2) + "\n")
+    lines = [f"# b4 ({seconds:.0f} s)", "", "| series | step | status | s | detail |",
+             "|---|---|---|---|---|"]
+    for j in jobs:
+        for name, status, secs, detail in j.steps:
+            lines.append(f"| {j.name} | {name} | {status} | {secs} | "
+                         f"{detail.splitlines()[0] if detail else ''} |")
+    for j in jobs:
+        lines += ["", f"## {j.name}: b4 prep --check", "", "```", j.check or "(not run)", "```"]
+    (out_dir / "b4.md").write_text("\n".join(lines) + "\n")
+
+
+def parse_identity(text):
+    name, addr = email.utils.parseaddr(text)
+    if not name or "@" not in addr:
+        raise argparse.ArgumentTypeError(f"not 'Name <email>': {text}")
+    return name, addr
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    sub = ap.add_subparsers(dest="cmd", required=True)
+    r = sub.add_parser("run", help="every series through b4 prep, check, auto-to-cc, send -o, "
+                       "round trip (and the trailers/v2 exercise)")
+    r.add_argument("tree", help="kernel tree with the workspace series branches")
+    r.add_argument("base", help="base commit or tag the series were applied to")
+    r.add_argument("--out", required=True, help="output directory")
+    r.add_argument("--prefix", default=series.DEFAULT_PREFIX, help="workspace branch prefix")
+    r.add_argument("--work", help="where b4 works (default $PROJECT_CACHE/ws/b4)")
+    r.add_argument("--conf", help="series.conf (default patches/series.conf)")
+    r.add_argument("--identity", type=parse_identity,
+                   help="sender 'Name <email>' (default: git user.name/user.email of TREE)")
+    r.add_argument("--no-exercise", action="store_true", help="skip the trailers and v2 steps")
+    r.add_argument("--check-cmd", help="b4 prep --check command (default: netdev checkpatch)")
+    r.add_argument("--to-cmd", help="auto-to command (default: b4's get_maintainer.pl)")
+    r.add_argument("--cc-cmd", help="auto-cc command (default: b4's get_maintainer.pl)")
+    args = ap.parse_args(argv)
+    conf = series.load_conf(args.conf) if args.conf else series.load_conf()
+    try:
+        run_all(args.tree, args.base, args.out, prefix=args.prefix, conf=conf,
+                identity=args.identity, work=args.work, exercise=not args.no_exercise,
+                check_cmd=args.check_cmd, to_cmd=args.to_cmd, cc_cmd=args.cc_cmd)
+    except series.SeriesError as err:  # FlowError too
+        print(f"error: {err}", file=sys.stderr)
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
