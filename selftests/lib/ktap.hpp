@@ -2,8 +2,10 @@
 #pragma once
 
 #include <cstddef>
+#include <exception>
 #include <functional>
 #include <iosfwd>
+#include <memory>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -79,5 +81,22 @@ private:
     std::vector<std::pair<std::string, CaseFn>> cases_;
     std::string skip_all_reason_;
 };
+
+// The fixture a program's cases share, built by `build` on first use and kept in `slot`.
+// A setup that throws leaves a default fixture whose `error` (an optional Outcome) every
+// case reports.
+template <class Fixture, class Build>
+Fixture &lazy_fixture(std::unique_ptr<Fixture> &slot, Build build)
+{
+    if (!slot) {
+        try {
+            slot = build();
+        } catch (const std::exception &e) {
+            slot = std::make_unique<Fixture>();
+            slot->error = Outcome::fail(cat("setup: ", e.what()));
+        }
+    }
+    return *slot;
+}
 
 } // namespace ksft

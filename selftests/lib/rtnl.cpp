@@ -29,18 +29,6 @@ nlmsghdr *start_link_msg(nl::Message &msg, std::uint16_t type, std::uint16_t fla
     return nlh;
 }
 
-tcmsg *start_tc_msg(nl::Message &msg, std::uint16_t type, std::uint16_t flags, int ifindex,
-                    std::uint32_t parent, std::uint32_t handle)
-{
-    msg.start(type, flags);
-    auto *tcm = msg.put_extra<tcmsg>();
-    tcm->tcm_family = AF_UNSPEC;
-    tcm->tcm_ifindex = ifindex;
-    tcm->tcm_parent = parent;
-    tcm->tcm_handle = handle;
-    return tcm;
-}
-
 // A TCA_OPTIONS payload holding one u32 attribute.
 std::vector<std::uint8_t> u32_attr_payload(std::uint16_t type, std::uint32_t value)
 {
@@ -65,6 +53,18 @@ std::optional<std::uint32_t> parse_hex16(std::string_view s)
 }
 
 } // namespace
+
+tcmsg *start_tc_msg(nl::Message &msg, std::uint16_t type, std::uint16_t flags, int ifindex,
+                    std::uint32_t parent, std::uint32_t handle)
+{
+    msg.start(type, flags);
+    auto *tcm = msg.put_extra<tcmsg>();
+    tcm->tcm_family = AF_UNSPEC;
+    tcm->tcm_ifindex = ifindex;
+    tcm->tcm_parent = parent;
+    tcm->tcm_handle = handle;
+    return tcm;
+}
 
 nlmsghdr *build_newlink(nl::Message &msg, const LinkSpec &spec)
 {

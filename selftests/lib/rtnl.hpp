@@ -9,6 +9,7 @@
 
 #include <linux/if_link.h>
 #include <linux/pkt_sched.h>
+#include <linux/rtnetlink.h>
 
 #include "nl.hpp"
 
@@ -134,6 +135,10 @@ struct QdiscInfo {
 // new_flow_count of fq_codel's qdisc xstats (struct tc_fq_codel_xstats of type
 // TCA_FQ_CODEL_XSTATS_QDISC); nullopt for other qdiscs or missing/short xstats.
 std::optional<std::uint32_t> fq_codel_new_flow_count(const QdiscInfo &q);
+
+// Starts a traffic control request (qdisc, class or filter) with its tcmsg filled in.
+tcmsg *start_tc_msg(nl::Message &msg, std::uint16_t type, std::uint16_t flags, int ifindex,
+                    std::uint32_t parent, std::uint32_t handle);
 
 nlmsghdr *build_qdisc(nl::Message &msg, std::uint16_t type, std::uint16_t flags,
                       const QdiscSpec &spec);

@@ -32,7 +32,13 @@ inline constexpr std::uint32_t NETDEV_QUEUE_TYPE_TX = 1;
 inline constexpr std::uint32_t NETDEV_QSTATS_SCOPE_QUEUE = 1;
 
 // NETDEV_CMD_*
+inline constexpr std::uint8_t NETDEV_CMD_QUEUE_GET = 10;
 inline constexpr std::uint8_t NETDEV_CMD_QSTATS_GET = 12;
+
+// NETDEV_A_QUEUE_*
+inline constexpr std::uint16_t NETDEV_A_QUEUE_ID = 1;
+inline constexpr std::uint16_t NETDEV_A_QUEUE_IFINDEX = 2;
+inline constexpr std::uint16_t NETDEV_A_QUEUE_TYPE = 3;
 
 // NETDEV_A_QSTATS_*
 inline constexpr std::uint16_t NETDEV_A_QSTATS_IFINDEX = 1;

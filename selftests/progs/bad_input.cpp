@@ -62,6 +62,7 @@
 #include "rtnl.hpp"
 #include "sysfs.hpp"
 #include "testdev.hpp"
+#include "uapi_compat.hpp"
 
 namespace {
 
@@ -71,18 +72,6 @@ namespace nl = ksft::nl;
 namespace rtnl = ksft::rtnl;
 namespace testdev = ksft::testdev;
 namespace ethtool = ksft::ethtool;
-
-// ---- "netdev" generic netlink family (include/uapi/linux/netdev.h) ----
-constexpr std::uint8_t kNetdevVersion = 1;
-constexpr std::uint8_t kCmdQueueGet = 10;
-constexpr std::uint8_t kCmdQstatsGet = 12;
-constexpr std::uint16_t kQueueId = 1;
-constexpr std::uint16_t kQueueIfindex = 2;
-constexpr std::uint16_t kQueueType = 3;
-constexpr std::uint32_t kQueueTypeRx = 0;
-constexpr std::uint32_t kQueueTypeTx = 1;
-constexpr std::uint16_t kQstatsIfindex = 1;
-constexpr std::uint16_t kQstatsScope = 4;
 
 // The test device: numtxqueues 4, one RX queue (the default), so tx above 4 and rx above
 // 1 are above the maxima the series reports.
@@ -436,16 +425,16 @@ struct Env {
     std::string netdev_queues(int ifindex)
     {
         Request r;
-        nl::genl_start(r.msg, netdev_id, kCmdQueueGet, kNetdevVersion, 0);
-        r.msg.put_u32(kQueueIfindex, static_cast<std::uint32_t>(ifindex));
+        nl::genl_start(r.msg, netdev_id, NETDEV_CMD_QUEUE_GET, NETDEV_FAMILY_VERSION, 0);
+        r.msg.put_u32(NETDEV_A_QUEUE_IFINDEX, static_cast<std::uint32_t>(ifindex));
         unsigned rx = 0;
         unsigned tx = 0;
         const Ack a = transact(*genl, r.msg.hdr(), true, [&](const nlmsghdr *nlh) {
-            const nl::AttrTable tb = nl::parse_attrs(nlh, sizeof(genlmsghdr), kQueueType);
-            const auto type = nl::attr_u32(tb, kQueueType);
-            if (type == kQueueTypeRx)
+            const nl::AttrTable tb = nl::parse_attrs(nlh, sizeof(genlmsghdr), NETDEV_A_QUEUE_TYPE);
+            const auto type = nl::attr_u32(tb, NETDEV_A_QUEUE_TYPE);
+            if (type == NETDEV_QUEUE_TYPE_RX)
                 ++rx;
-            else if (type == kQueueTypeTx)
+            else if (type == NETDEV_QUEUE_TYPE_TX)
                 ++tx;
         });
         if (a.err != 0)
@@ -616,7 +605,7 @@ Request netdev_msg(Env &e, std::uint8_t cmd, bool dump)
     Request r;
     r.bus = Bus::genl;
     r.dump = dump;
-    nl::genl_start(r.msg, e.netdev_id, cmd, kNetdevVersion, 0);
+    nl::genl_start(r.msg, e.netdev_id, cmd, NETDEV_FAMILY_VERSION, 0);
     return r;
 }
 
@@ -1501,7 +1490,7 @@ std::vector<Row> catalogue()
              error_at(ENODEV, {}, "NETDEV_A_QSTATS_IFINDEX"),
              error_at(ENODEV, {}, "NETDEV_A_QSTATS_IFINDEX"), kAllState, Where::init,
              [](Env &e, const Fix &) {
-                 Request r = netdev_msg(e, kCmdQstatsGet, true);
+                 Request r = netdev_msg(e, NETDEV_CMD_QSTATS_GET, true);
                  int gone = 0;
                  {
                      testdev::TestDummy d({.prefix = "bg"});
@@ -1512,94 +1501,94 @@ std::vector<Row> catalogue()
                      gone = d.ifindex();
                  }
                  r.mark = tail(r);
-                 r.msg.put_u32(kQstatsIfindex, static_cast<std::uint32_t>(gone));
+                 r.msg.put_u32(NETDEV_A_QSTATS_IFINDEX, static_cast<std::uint32_t>(gone));
                  return r;
              }},
             {"qstats.ifindex_zero", "qstats of ifindex 0 (the policy's minimum is 1)", kHowQstats,
              error_at(ERANGE, kOutOfRange, "NETDEV_A_QSTATS_IFINDEX"),
              error_at(ERANGE, kOutOfRange, "NETDEV_A_QSTATS_IFINDEX"), kAllState, Where::init,
              [](Env &e, const Fix &) {
-                 Request r = netdev_msg(e, kCmdQstatsGet, true);
+                 Request r = netdev_msg(e, NETDEV_CMD_QSTATS_GET, true);
                  r.mark = tail(r);
-                 r.msg.put_u32(kQstatsIfindex, 0);
+                 r.msg.put_u32(NETDEV_A_QSTATS_IFINDEX, 0);
                  return r;
              }},
             {"qstats.scope_reserved", "qstats of the device with scope 2 (only bit 0 is defined)",
              kHowQstats, error_at(EINVAL, kReservedBit, "NETDEV_A_QSTATS_SCOPE"),
              error_at(EINVAL, kReservedBit, "NETDEV_A_QSTATS_SCOPE"), kAllState, Where::init,
              [](Env &e, const Fix &f) {
-                 Request r = netdev_msg(e, kCmdQstatsGet, true);
-                 r.msg.put_u32(kQstatsIfindex, static_cast<std::uint32_t>(f.ifindex));
+                 Request r = netdev_msg(e, NETDEV_CMD_QSTATS_GET, true);
+                 r.msg.put_u32(NETDEV_A_QSTATS_IFINDEX, static_cast<std::uint32_t>(f.ifindex));
                  r.mark = tail(r);
-                 r.msg.put_u32(kQstatsScope, 2);
+                 r.msg.put_u32(NETDEV_A_QSTATS_SCOPE, 2);
                  return r;
              }},
             {"qstats.ifindex_short", "qstats with a 2-byte NETDEV_A_QSTATS_IFINDEX", kHowQstats,
              error_at(EINVAL, kBadLength, "NETDEV_A_QSTATS_IFINDEX"),
              error_at(EINVAL, kBadLength, "NETDEV_A_QSTATS_IFINDEX"), kAllState, Where::init,
              [](Env &e, const Fix &f) {
-                 Request r = netdev_msg(e, kCmdQstatsGet, true);
+                 Request r = netdev_msg(e, NETDEV_CMD_QSTATS_GET, true);
                  const auto idx = static_cast<std::uint16_t>(f.ifindex);
                  r.mark = tail(r);
-                 r.msg.put_raw(kQstatsIfindex, &idx, sizeof(idx));
+                 r.msg.put_raw(NETDEV_A_QSTATS_IFINDEX, &idx, sizeof(idx));
                  return r;
              }},
             {"qstats.unknown_attr", "qstats of the device plus attribute type 5", kHowQstats,
              error_at(EINVAL, kUnknownAttr, "type 5"), error_at(EINVAL, kUnknownAttr, "type 5"),
              kAllState, Where::init,
              [](Env &e, const Fix &f) {
-                 Request r = netdev_msg(e, kCmdQstatsGet, true);
-                 r.msg.put_u32(kQstatsIfindex, static_cast<std::uint32_t>(f.ifindex));
+                 Request r = netdev_msg(e, NETDEV_CMD_QSTATS_GET, true);
+                 r.msg.put_u32(NETDEV_A_QSTATS_IFINDEX, static_cast<std::uint32_t>(f.ifindex));
                  r.mark = tail(r);
-                 r.msg.put_u32(kQstatsScope + 1, 1);
+                 r.msg.put_u32(NETDEV_A_QSTATS_SCOPE + 1, 1);
                  return r;
              }},
             {"qstats.genl_reserved", "qstats with genlmsghdr.reserved 1", kHowQstats,
              error(EINVAL, "genlmsghdr.reserved field is not 0"),
              error(EINVAL, "genlmsghdr.reserved field is not 0"), kAllState, Where::init,
              [](Env &e, const Fix &f) {
-                 Request r = netdev_msg(e, kCmdQstatsGet, true);
+                 Request r = netdev_msg(e, NETDEV_CMD_QSTATS_GET, true);
                  static_cast<genlmsghdr *>(mnl_nlmsg_get_payload(r.msg.hdr()))->reserved = 1;
-                 r.msg.put_u32(kQstatsIfindex, static_cast<std::uint32_t>(f.ifindex));
+                 r.msg.put_u32(NETDEV_A_QSTATS_IFINDEX, static_cast<std::uint32_t>(f.ifindex));
                  return r;
              }},
             {"qstats.over_64_queues", "qstats of a dummy with numtxqueues 65", kHowQstats,
              error_at(EOPNOTSUPP, {}, "NETDEV_A_QSTATS_IFINDEX"),
              error_at(EOPNOTSUPP, {}, "NETDEV_A_QSTATS_IFINDEX"), kAllState, Where::init,
              [](Env &e, const Fix &f) {
-                 Request r = netdev_msg(e, kCmdQstatsGet, true);
+                 Request r = netdev_msg(e, NETDEV_CMD_QSTATS_GET, true);
                  r.mark = tail(r);
-                 r.msg.put_u32(kQstatsIfindex, static_cast<std::uint32_t>(f.ifindex));
+                 r.msg.put_u32(NETDEV_A_QSTATS_IFINDEX, static_cast<std::uint32_t>(f.ifindex));
                  return r;
              },
              nullptr, nullptr, kManyTxQueues},
             {"queue.missing_id", "QUEUE_GET of TX queues of the device without NETDEV_A_QUEUE_ID",
-             kHowQueue, error_missing(EINVAL, "NETDEV_A_QUEUE_ID", kQueueId),
-             error_missing(EINVAL, "NETDEV_A_QUEUE_ID", kQueueId), kAllState, Where::init,
+             kHowQueue, error_missing(EINVAL, "NETDEV_A_QUEUE_ID", NETDEV_A_QUEUE_ID),
+             error_missing(EINVAL, "NETDEV_A_QUEUE_ID", NETDEV_A_QUEUE_ID), kAllState, Where::init,
              [](Env &e, const Fix &f) {
-                 Request r = netdev_msg(e, kCmdQueueGet, false);
-                 r.msg.put_u32(kQueueIfindex, static_cast<std::uint32_t>(f.ifindex));
-                 r.msg.put_u32(kQueueType, kQueueTypeTx);
+                 Request r = netdev_msg(e, NETDEV_CMD_QUEUE_GET, false);
+                 r.msg.put_u32(NETDEV_A_QUEUE_IFINDEX, static_cast<std::uint32_t>(f.ifindex));
+                 r.msg.put_u32(NETDEV_A_QUEUE_TYPE, NETDEV_QUEUE_TYPE_TX);
                  return r;
              }},
             {"queue.tx_id_out_of_range", "QUEUE_GET of TX queue 4 (4 TX queues)", kHowQueue,
              error(EINVAL), error(EINVAL), kAllState, Where::init,
              [](Env &e, const Fix &f) {
-                 Request r = netdev_msg(e, kCmdQueueGet, false);
-                 r.msg.put_u32(kQueueIfindex, static_cast<std::uint32_t>(f.ifindex));
-                 r.msg.put_u32(kQueueType, kQueueTypeTx);
-                 r.msg.put_u32(kQueueId, kTxQueues);
+                 Request r = netdev_msg(e, NETDEV_CMD_QUEUE_GET, false);
+                 r.msg.put_u32(NETDEV_A_QUEUE_IFINDEX, static_cast<std::uint32_t>(f.ifindex));
+                 r.msg.put_u32(NETDEV_A_QUEUE_TYPE, NETDEV_QUEUE_TYPE_TX);
+                 r.msg.put_u32(NETDEV_A_QUEUE_ID, kTxQueues);
                  return r;
              }},
             {"queue.type_invalid", "QUEUE_GET of queue 0 of type 2 (rx 0, tx 1)", kHowQueue,
              error_at(ERANGE, kOutOfRange, "NETDEV_A_QUEUE_TYPE"),
              error_at(ERANGE, kOutOfRange, "NETDEV_A_QUEUE_TYPE"), kAllState, Where::init,
              [](Env &e, const Fix &f) {
-                 Request r = netdev_msg(e, kCmdQueueGet, false);
-                 r.msg.put_u32(kQueueIfindex, static_cast<std::uint32_t>(f.ifindex));
+                 Request r = netdev_msg(e, NETDEV_CMD_QUEUE_GET, false);
+                 r.msg.put_u32(NETDEV_A_QUEUE_IFINDEX, static_cast<std::uint32_t>(f.ifindex));
                  r.mark = tail(r);
-                 r.msg.put_u32(kQueueType, 2);
-                 r.msg.put_u32(kQueueId, 0);
+                 r.msg.put_u32(NETDEV_A_QUEUE_TYPE, 2);
+                 r.msg.put_u32(NETDEV_A_QUEUE_ID, 0);
                  return r;
              }},
             {"queue.create_flag", "QUEUE_GET with NLM_F_CREATE in nlmsg_flags", kHowQueue,
@@ -1607,11 +1596,11 @@ std::vector<Row> catalogue()
              error(EINVAL, "ambiguous or reserved bits set in nlmsg_flags"), kAllState,
              Where::init,
              [](Env &e, const Fix &f) {
-                 Request r = netdev_msg(e, kCmdQueueGet, false);
+                 Request r = netdev_msg(e, NETDEV_CMD_QUEUE_GET, false);
                  r.msg.hdr()->nlmsg_flags |= NLM_F_CREATE;
-                 r.msg.put_u32(kQueueIfindex, static_cast<std::uint32_t>(f.ifindex));
-                 r.msg.put_u32(kQueueType, kQueueTypeTx);
-                 r.msg.put_u32(kQueueId, 0);
+                 r.msg.put_u32(NETDEV_A_QUEUE_IFINDEX, static_cast<std::uint32_t>(f.ifindex));
+                 r.msg.put_u32(NETDEV_A_QUEUE_TYPE, NETDEV_QUEUE_TYPE_TX);
+                 r.msg.put_u32(NETDEV_A_QUEUE_ID, 0);
                  return r;
              }},
     };
@@ -1783,8 +1772,8 @@ std::vector<Row> catalogue()
                      return RunResult{.skip = c.userns_error};
                  if (c.big_ifindex == 0)
                      return RunResult{.skip = "no 4096-queue dummy (see userns.newlink_txq_4096)"};
-                 Request r = netdev_msg(*c.own, kCmdQstatsGet, true);
-                 r.msg.put_u32(kQstatsIfindex, static_cast<std::uint32_t>(c.big_ifindex));
+                 Request r = netdev_msg(*c.own, NETDEV_CMD_QSTATS_GET, true);
+                 r.msg.put_u32(NETDEV_A_QSTATS_IFINDEX, static_cast<std::uint32_t>(c.big_ifindex));
                  return send_own(c, std::move(r));
              }},
     };

@@ -480,12 +480,7 @@ std::vector<std::uint8_t> u32_match_all()
 tcmsg *start_filter(nl::Message &msg, std::uint16_t type, std::uint16_t flags, int ifindex,
                     std::uint32_t parent, std::uint16_t prio)
 {
-    msg.start(type, flags);
-    auto *tcm = msg.put_extra<tcmsg>();
-    tcm->tcm_family = AF_UNSPEC;
-    tcm->tcm_ifindex = ifindex;
-    tcm->tcm_parent = parent;
-    tcm->tcm_handle = 0;
+    tcmsg *tcm = rtnl::start_tc_msg(msg, type, flags, ifindex, parent, 0);
     tcm->tcm_info = TC_H_MAKE(static_cast<std::uint32_t>(prio) << 16, htons(ETH_P_ALL));
     return tcm;
 }
@@ -1131,16 +1126,7 @@ std::unique_ptr<Fixture> build_fixture()
 
 Fixture &fixture()
 {
-    std::unique_ptr<Fixture> &f = fixture_slot();
-    if (!f) {
-        try {
-            f = build_fixture();
-        } catch (const std::exception &e) {
-            f = std::make_unique<Fixture>();
-            f->error = Outcome::fail(cat("setup: ", e.what()));
-        }
-    }
-    return *f;
+    return ksft::lazy_fixture(fixture_slot(), build_fixture);
 }
 
 std::string setup_notes(const Fixture &f)

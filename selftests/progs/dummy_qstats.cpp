@@ -400,16 +400,7 @@ std::unique_ptr<Fixture> &fixture_slot()
 
 Fixture &fixture()
 {
-    std::unique_ptr<Fixture> &f = fixture_slot();
-    if (!f) {
-        try {
-            f = build_fixture();
-        } catch (const std::exception &e) {
-            f = std::make_unique<Fixture>();
-            f->error = Outcome::fail(cat("setup: ", e.what()));
-        }
-    }
-    return *f;
+    return ksft::lazy_fixture(fixture_slot(), build_fixture);
 }
 
 // The fixture's setup error, else the first error of the given snapshots of it.
