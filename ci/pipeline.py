@@ -58,12 +58,13 @@ class Pipeline(HostStages, CheckStages, SubmitStages, BootStages, BenchStages):
         "test": ["setup", "base", "apply", "userspace", "host_tests", "build_base", "checks",
                  "submission", "kunit", "vm"],
         "main": ["setup", "base", "apply", "userspace", "build_base", "checks", "submission",
-                 "kunit", "vm", "bench"],
+                 "kunit", "vm", "vm_debug", "bench"],
     }
     # userspace builds against the applied tree's uapi headers.
     NEEDS = {"userspace": ["apply"], "host_tests": ["userspace"], "apply": ["base"],
              "build_base": ["base"], "checks": ["apply"], "submission": ["apply"],
              "kunit": ["apply"], "vm": ["build_base", "checks", "userspace"],
+             "vm_debug": ["checks", "userspace"],
              "bench": ["checks", "userspace"]}
 
     @classmethod

@@ -17,9 +17,9 @@ import series
 
 class TreeStages(StageSet):
     # -- helpers --------------------------------------------------------
-    def build(self, src, out, label, args=(), check=True):
+    def build(self, src, out, label, args=(), check=True, fragments=None):
         cmd = ["bash", str(ROOT / "kernel/build.sh"), str(src), str(out), "x86_64",
-               *map(str, FRAGMENTS), "--", *args]
+               *map(str, fragments or FRAGMENTS), "--", *args]
         return sh(cmd, self.logfile(label), check=check, progress=BuildProgress(label))
 
     def worktree(self, name, rev):

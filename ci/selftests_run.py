@@ -526,12 +526,14 @@ def run_matrix(kernels, outdir, bindir=ROOT / "build/cxx", tree="", timeout=1800
     them (expect, progs: expectations.json and programs.txt unless given).
     Returns an Outcome with cases and matrix."""
     expect = load_expectations() if expect is None else expect
+    # Programs given: the VM runs only those.
+    only = f" --only={','.join(p for p, _ in progs)}" if progs is not None else ""
     progs = programs() if progs is None else progs
     runs, boot_cases, problems = {}, [], []
     for label, build in kernels.items():
         rw = Path(outdir) / label
         log(f"  booting the {label} kernel (TCG) and running {len(progs)} program(s)")
-        res = vm.run_vm(build, f"bash {ROOT}/selftests/run-in-vm.sh {rw} {bindir} {tree}",
+        res = vm.run_vm(build, f"bash {ROOT}/selftests/run-in-vm.sh {rw} {bindir} {tree}{only}",
                         rwdir=rw, timeout=timeout, log_path=Path(outdir) / f"{label}-console.log")
         log(f"    {label}: {res.reason()} after {res.seconds:.0f}s "
             f"(console: {res.log_path})")

@@ -14,11 +14,17 @@ import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "ci"))
+import vm  # noqa: E402  (ci/vm.py: the kernel report patterns)
+
 HERE = Path(__file__).resolve().parent
 DEFAULT_CONFIGS = [HERE / "net.kunitconfig", HERE / "series.kunitconfig"]
 # Suites series.kunitconfig enables, by their kunit_suite name: a run of the
 # default configs that lacks one of them fails.
 SERIES_SUITES = ("dummy_qstats",)
+# The same suites again on a debug UML kernel: KASAN (with vmalloc) and lockdep.
+DEBUG_KCONFIG = ("CONFIG_KASAN=y", "CONFIG_KASAN_VMALLOC=y", "CONFIG_PROVE_LOCKING=y",
+                 "CONFIG_DEBUG_ATOMIC_SLEEP=y")
 
 
 @dataclass
@@ -27,6 +33,7 @@ class KunitResult:
     exit_code: int = 0
     log_path: str = ""
     required: tuple = ()  # suites that must have run
+    splats: list = field(default_factory=list)  # kernel reports in the log (KASAN, lockdep)
 
     def count(self, status):
         return sum(1 for c in self.cases if c[2] == status)
@@ -39,13 +46,15 @@ class KunitResult:
     @property
     def ok(self):
         return (self.exit_code == 0 and bool(self.cases) and not self.missing()
-                and not self.count("FAIL") and not self.count("ERROR"))
+                and not self.splats and not self.count("FAIL") and not self.count("ERROR"))
 
     def summary(self):
         missing = self.missing()
         return (f"{self.count('PASS')} passed, {self.count('FAIL') + self.count('ERROR')} "
                 f"failed, {self.count('SKIP')} skipped"
-                + (f"; suite(s) not run: {', '.join(missing)}" if missing else ""))
+                + (f"; suite(s) not run: {', '.join(missing)}" if missing else "")
+                + (f"; {len(self.splats)} kernel report line(s): {self.splats[0]}"
+                   if self.splats else ""))
 
 
 def walk(group, suite=None, out=None):
@@ -59,9 +68,12 @@ def walk(group, suite=None, out=None):
 
 
 def run(tree, build_dir, configs=None, log_path=None, json_path=None, timeout=600, echo=None,
-        required=None):
+        required=None, kconfig_add=()):
     """required: suites that must run; by default SERIES_SUITES with the
-    default configs, none with others."""
+    default configs, none with others. kconfig_add: options on top of the
+    configs (kunit.py --kconfig_add), e.g. DEBUG_KCONFIG. A kernel report in
+    the log (ci/vm.py's splat patterns: KASAN, lockdep, WARNING, BUG) fails
+    the run whatever the cases say."""
     if required is None:
         required = () if configs else SERIES_SUITES
     configs = configs or DEFAULT_CONFIGS
@@ -73,6 +85,7 @@ def run(tree, build_dir, configs=None, log_path=None, json_path=None, timeout=60
            f"--jobs={os.cpu_count() + 1}", f"--timeout={timeout}", f"--json={json_path}",
            "--make_options=CC=ccache gcc"]
     cmd += [f"--kunitconfig={c}" for c in configs]
+    cmd += [f"--kconfig_add={o}" for o in kconfig_add]
     env = dict(os.environ)
     env.setdefault("CCACHE_DIR", str(Path(env.get("PROJECT_CACHE", "/tmp")) / "ccache"))
     proc = subprocess.Popen(cmd, cwd=tree, env=env, text=True, errors="replace",
@@ -85,7 +98,8 @@ def run(tree, build_dir, configs=None, log_path=None, json_path=None, timeout=60
     code = proc.wait()
     if log_path:
         Path(log_path).write_text("\n".join(lines) + "\n")
-    res = KunitResult(exit_code=code, log_path=str(log_path or ""), required=tuple(required))
+    res = KunitResult(exit_code=code, log_path=str(log_path or ""), required=tuple(required),
+                      splats=vm.find_splats("\n".join(lines)))
     if json_path.is_file():
         res.cases = walk(json.loads(json_path.read_text()))
     return res
@@ -96,8 +110,10 @@ def main(argv=None):
     ap.add_argument("tree")
     ap.add_argument("build_dir")
     ap.add_argument("--kunitconfig", action="append")
+    ap.add_argument("--debug", action="store_true", help="add DEBUG_KCONFIG (KASAN, lockdep)")
     args = ap.parse_args(argv)
-    res = run(args.tree, args.build_dir, args.kunitconfig, echo=print)
+    res = run(args.tree, args.build_dir, args.kunitconfig, echo=print,
+              kconfig_add=DEBUG_KCONFIG if args.debug else ())
     print(f"kunit: {res.summary()}")
     return 0 if res.ok else 1
 

@@ -207,6 +207,21 @@ class KunitJsonTest(unittest.TestCase):
         self.assertTrue(res.ok)
         self.assertEqual(res.summary(), "2 passed, 0 failed, 0 skipped")
 
+    def test_kernel_report_fails_a_passing_run(self):
+        # KASAN or lockdep may report while every case passes: the run fails.
+        import run as kunit_run
+        import vm
+        log = ("[09:01:02]     ok 1 dummy_test_stats\n"
+               "BUG: KASAN: slab-out-of-bounds in dummy_get_stats64+0x1c/0x40\n"
+               "WARNING: possible circular locking dependency detected\n")
+        res = kunit_run.KunitResult(cases=[("dummy_qstats", "a", "PASS")],
+                                    splats=vm.find_splats(log))
+        self.assertEqual(len(res.splats), 2)
+        self.assertFalse(res.ok)
+        self.assertIn("2 kernel report line(s): BUG: KASAN", res.summary())
+        self.assertIn("CONFIG_KASAN=y", kunit_run.DEBUG_KCONFIG)
+        self.assertIn("CONFIG_PROVE_LOCKING=y", kunit_run.DEBUG_KCONFIG)
+
     def test_series_kunitconfig_names_only_existing_suites(self):
         text = (Path(__file__).resolve().parents[2] / "kunit/series.kunitconfig").read_text()
         self.assertIn("CONFIG_DUMMY_KUNIT_TEST=y", text)

@@ -17,7 +17,8 @@ class LayoutTest(unittest.TestCase):
              "host_tests": "pipeline_host", "base": "pipeline_tree", "apply": "pipeline_tree",
              "build_base": "pipeline_tree", "checks": "pipeline_checks",
              "submission": "pipeline_submit",
-             "kunit": "pipeline_boot", "vm": "pipeline_boot", "bench": "pipeline_bench"}
+             "kunit": "pipeline_boot", "vm": "pipeline_boot", "vm_debug": "pipeline_boot",
+             "bench": "pipeline_bench"}
 
     def test_every_planned_stage_has_its_module(self):
         planned = {n for plan in pipeline.Pipeline.PLAN.values() for n in plan}
