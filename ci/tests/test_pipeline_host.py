@@ -31,10 +31,10 @@ CTEST_JUNIT = """<?xml version="1.0" encoding="UTF-8"?>
 """
 
 TIDY_OUT = """\
-{root}/selftests/lib/nl.hpp:12:5: warning: use 'using' instead of 'typedef' [modernize-use-using]
+{root}/lib/netutil/nl.hpp:12:5: warning: use 'using' instead of 'typedef' [modernize-use-using]
     typedef int x;
     ^~~~~~~
-{root}/selftests/lib/nl.hpp:12:5: warning: use 'using' instead of 'typedef' [modernize-use-using]
+{root}/lib/netutil/nl.hpp:12:5: warning: use 'using' instead of 'typedef' [modernize-use-using]
 /usr/include/foo.h:3:1: error: unknown type name 'bar' [clang-diagnostic-error]
 {root}/tools/bench/run.cpp:7:1: note: expanded from here
 2 warnings generated.
@@ -79,7 +79,7 @@ class LintInputsTest(unittest.TestCase):
         got = pipeline_host.tidy_findings(TIDY_OUT.format(root=root), root=root)
         self.assertEqual(got, [
             "/usr/include/foo.h:3:1: error: unknown type name 'bar' [clang-diagnostic-error]",
-            "selftests/lib/nl.hpp:12:5: warning: use 'using' instead of 'typedef' "
+            "lib/netutil/nl.hpp:12:5: warning: use 'using' instead of 'typedef' "
             "[modernize-use-using]"])
 
 

@@ -11,9 +11,11 @@
 #include <utility>
 #include <vector>
 
-#include "strutil.hpp" // ksft::cat
+#include "strutil.hpp" // netutil::cat
 
 namespace ksft {
+
+using netutil::cat;
 
 // kselftest exit codes (tools/testing/selftests/kselftest.h).
 inline constexpr int kExitPass = 0;

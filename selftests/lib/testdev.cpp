@@ -10,6 +10,8 @@
 
 namespace ksft::testdev {
 
+namespace sysfs = netutil::sysfs;
+
 std::string make_name(std::string_view prefix, pid_t pid, unsigned n)
 {
     std::string name = cat(prefix, pid % 100000, "_", n);

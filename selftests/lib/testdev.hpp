@@ -16,6 +16,9 @@
 
 namespace ksft::testdev {
 
+namespace nl = netutil::nl;
+namespace rtnl = netutil::rtnl;
+
 inline constexpr std::string_view kDummyKind = "dummy";
 // Longest interface name the kernel accepts: IFNAMSIZ - 1.
 inline constexpr std::size_t kMaxNameLen = 15;

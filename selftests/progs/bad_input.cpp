@@ -66,12 +66,12 @@
 
 namespace {
 
-using ksft::cat;
 using ksft::Outcome;
-namespace nl = ksft::nl;
-namespace rtnl = ksft::rtnl;
+using netutil::cat;
+namespace nl = netutil::nl;
+namespace rtnl = netutil::rtnl;
 namespace testdev = ksft::testdev;
-namespace ethtool = ksft::ethtool;
+namespace ethtool = netutil::ethtool;
 
 // The test device: numtxqueues 4, one RX queue (the default), so tx above 4 and rx above
 // 1 are above the maxima the series reports.
@@ -899,7 +899,7 @@ void enter_userns(ChildCtx &c)
         std::string why;
         if (access("/proc/self/ns/user", F_OK) != 0)
             why = " (kernel built without CONFIG_USER_NS)";
-        else if (ksft::sysfs::read_file("/proc/sys/kernel/unprivileged_userns_clone")
+        else if (netutil::sysfs::read_file("/proc/sys/kernel/unprivileged_userns_clone")
                          .value_or("1")
                          .starts_with("0"))
             why = " (kernel.unprivileged_userns_clone is 0)";

@@ -113,14 +113,14 @@
 
 namespace {
 
-using ksft::cat;
 using ksft::Outcome;
-using ksft::nl::Status;
 using ksft::testdev::TestDummy;
-namespace nl = ksft::nl;
-namespace netdev = ksft::netdev;
-namespace pkt = ksft::pkt;
-namespace rtnl = ksft::rtnl;
+using netutil::cat;
+using netutil::nl::Status;
+namespace nl = netutil::nl;
+namespace netdev = netutil::netdev;
+namespace pkt = netutil::pkt;
+namespace rtnl = netutil::rtnl;
 using Clock = std::chrono::steady_clock;
 using std::chrono::milliseconds;
 
@@ -538,7 +538,7 @@ struct Fixture {
     std::unique_ptr<TestDummy> dev;
     std::string name;
     int ifindex = 0;
-    std::unique_ptr<ksft::ethtool::Ethtool> ethtool;
+    std::unique_ptr<netutil::ethtool::Ethtool> ethtool;
     std::unique_ptr<netdev::Netdev> nd;
     std::string no_channels; // why channels cannot change; empty if they can
     std::string no_qstats;   // why qstats cannot be read; empty if they can
@@ -625,7 +625,7 @@ Reading read_all(Fixture &f)
     q.up = (r.link.flags & IFF_UP) != 0;
     q.real_tx = f.state.real_tx;
     if (f.no_channels.empty()) {
-        ksft::ethtool::Channels ch;
+        netutil::ethtool::Channels ch;
         if (Status st = f.ethtool->channels_get(f.name, ch); !st.ok()) {
             r.error = cat("CHANNELS_GET: ", st.str());
             return r;
@@ -781,7 +781,7 @@ Status perform(Fixture &f, const churn::Action &a, RootLedger &ledger, std::stri
             a.place == FilterPlace::root ? root_handle(f.state) : rtnl::kEgressParent;
     switch (a.type) {
     case ActionType::set_channels: {
-        ksft::ethtool::ChannelsRequest req;
+        netutil::ethtool::ChannelsRequest req;
         req.tx = a.channels;
         return f.ethtool->channels_set(f.name, req);
     }
@@ -1084,9 +1084,9 @@ std::unique_ptr<Fixture> build_fixture()
     f->ifindex = f->dev->ifindex();
     f->state.num_tx = queues;
     f->state.real_tx = queues;
-    f->ethtool = std::make_unique<ksft::ethtool::Ethtool>();
+    f->ethtool = std::make_unique<netutil::ethtool::Ethtool>();
     f->nd = std::make_unique<netdev::Netdev>();
-    ksft::ethtool::Channels ch;
+    netutil::ethtool::Channels ch;
     if (Status st = f->ethtool->channels_get(f->name, ch); !st.ok())
         f->no_channels = cat("ETHTOOL_MSG_CHANNELS_GET: ", st.str());
     else if (ch.tx_max != queues || ch.tx_count != queues)

@@ -23,12 +23,12 @@
 
 namespace {
 
-using ksft::cat;
 using ksft::Outcome;
-using ksft::nl::Status;
 using ksft::testdev::TestDummy;
-namespace ethtool = ksft::ethtool;
-namespace rtnl = ksft::rtnl;
+using netutil::cat;
+using netutil::nl::Status;
+namespace ethtool = netutil::ethtool;
+namespace rtnl = netutil::rtnl;
 
 constexpr std::uint32_t kTxQueues = 4;
 constexpr std::uint32_t kRxQueues = 2;

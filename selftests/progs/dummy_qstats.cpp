@@ -43,13 +43,13 @@
 
 namespace {
 
-using ksft::cat;
 using ksft::Outcome;
-using ksft::nl::Status;
 using ksft::testdev::TestDummy;
-namespace netdev = ksft::netdev;
-namespace pkt = ksft::pkt;
-namespace rtnl = ksft::rtnl;
+using netutil::cat;
+using netutil::nl::Status;
+namespace netdev = netutil::netdev;
+namespace pkt = netutil::pkt;
+namespace rtnl = netutil::rtnl;
 
 constexpr std::uint32_t kQueues = 4;
 constexpr std::uint64_t kRoundPackets = 100;
@@ -151,7 +151,7 @@ struct Snapshot {
     }
 };
 
-Snapshot snapshot(netdev::Netdev &n, ksft::nl::Socket &rt, const std::string &name, int ifindex)
+Snapshot snapshot(netdev::Netdev &n, netutil::nl::Socket &rt, const std::string &name, int ifindex)
 {
     Snapshot s;
     std::vector<netdev::QStats> all;
@@ -258,7 +258,8 @@ public:
             error_ = cat(how_, ", and XPS needs two online CPUs, found ", cpus_.size());
             return;
         }
-        if (std::string err = ksft::sysfs::map_cpus_to_queues(dev_.name(), cpus_); !err.empty()) {
+        if (std::string err = netutil::sysfs::map_cpus_to_queues(dev_.name(), cpus_);
+            !err.empty()) {
             error_ = cat(how_, ", and XPS could not be set: ", err);
             return;
         }
@@ -619,7 +620,7 @@ Outcome per_queue_spread()
     Snapshot prev = snapshot(dev);
     if (auto o = snapshot_error(prev, dev.name()))
         return *o;
-    if (std::string err = ksft::sysfs::map_cpus_to_queues(dev.name(), cpus); !err.empty())
+    if (std::string err = netutil::sysfs::map_cpus_to_queues(dev.name(), cpus); !err.empty())
         return Outcome::fail(cat("setting XPS CPU i -> tx-i: ", err));
     std::string notes = cat("XPS CPU i -> tx-i for CPUs ", fmt_cpus(cpus), "; flow ", kFlowPort,
                             " sent from each CPU in turn");
@@ -650,7 +651,7 @@ Outcome per_queue_spread()
 // nullopt if it cannot be read (a kernel without CONFIG_XPS has no map either).
 std::optional<bool> xps_empty(const std::string &dev, std::uint32_t queue, std::string &value)
 {
-    const auto text = ksft::sysfs::read_file(ksft::sysfs::xps_path(dev, queue));
+    const auto text = netutil::sysfs::read_file(netutil::sysfs::xps_path(dev, queue));
     if (!text)
         return std::nullopt;
     value = text->substr(0, text->find('\n'));
@@ -768,11 +769,11 @@ Outcome after_channel_change()
     const std::string &name = f.dev->name();
     const int ifindex = f.dev->ifindex();
 
-    ksft::ethtool::Ethtool eth;
+    netutil::ethtool::Ethtool eth;
     std::uint16_t family = 0;
     if (Status st = eth.family(family); !st.ok())
         return Outcome::skip(cat("ethtool netlink family not available (", st.str(), ")"));
-    ksft::ethtool::ChannelsRequest req;
+    netutil::ethtool::ChannelsRequest req;
     req.tx = 1;
     if (Status st = eth.channels_set(name, req); !st.ok())
         return Outcome::fail(cat("ETHTOOL_MSG_CHANNELS_SET tx 1 on ", name, ": ", st.str()));
@@ -1009,7 +1010,7 @@ Outcome concurrent_reads()
     const TestDummy dev(dummy(queues));
     if (!dev.ok())
         return dev.error();
-    const std::string xps_error = ksft::sysfs::map_cpus_to_queues(dev.name(), cpus);
+    const std::string xps_error = netutil::sysfs::map_cpus_to_queues(dev.name(), cpus);
     // More than two packets per sender: one sender has then counted at least three after
     // the previous read, and finished counting (in every counter) at least two of them.
     const std::uint64_t margin = 2 * cpus.size();

@@ -36,11 +36,11 @@
 
 namespace {
 
-using ksft::cat;
 using ksft::Outcome;
-using ksft::nl::Status;
 using ksft::testdev::TestDummy;
-namespace rtnl = ksft::rtnl;
+using netutil::cat;
+using netutil::nl::Status;
+namespace rtnl = netutil::rtnl;
 namespace testdev = ksft::testdev;
 
 constexpr std::string_view kKind = testdev::kDummyKind;
@@ -148,7 +148,7 @@ Outcome default_tx_queues()
     if (!dev.ok())
         return dev.error();
     const rtnl::LinkInfo &info = dev.info();
-    const std::size_t possible = ksft::pkt::possible_cpus().size();
+    const std::size_t possible = netutil::pkt::possible_cpus().size();
     if (info.num_tx_queues != kDefaultTx)
         return Outcome::fail(cat("num_tx_queues ", info.num_tx_queues, " with ", possible,
                                  " possible CPUs, expected ", kDefaultTx, ": the default changed"));

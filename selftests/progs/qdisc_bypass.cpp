@@ -35,12 +35,12 @@
 
 namespace {
 
-using ksft::cat;
 using ksft::Outcome;
-using ksft::nl::Status;
 using ksft::testdev::TestDummy;
-namespace pkt = ksft::pkt;
-namespace rtnl = ksft::rtnl;
+using netutil::cat;
+using netutil::nl::Status;
+namespace pkt = netutil::pkt;
+namespace rtnl = netutil::rtnl;
 
 constexpr std::uint64_t kPackets = 200;
 constexpr std::uint64_t kLimit0Packets = 100;
@@ -460,7 +460,7 @@ Outcome mq_children_bypass()
     // finds the other one's qdisc busy.
     const std::vector<int> cpus = cpus_for(2);
     if (cpus.size() > 1) {
-        if (std::string err = ksft::sysfs::map_cpus_to_queues(dev.name(), cpus); !err.empty())
+        if (std::string err = netutil::sysfs::map_cpus_to_queues(dev.name(), cpus); !err.empty())
             return Outcome::skip(cat("cannot map CPU i to tx-i with XPS: ", err));
     }
     Traffic t;

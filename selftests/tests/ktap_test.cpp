@@ -220,7 +220,7 @@ TEST(TestSuite, EmptySuite)
 
 TEST(Cat, ConcatenatesValues)
 {
-    EXPECT_EQ(ksft::cat("a", 1, '-', 2U, std::string("b")), "a1-2b");
+    EXPECT_EQ(netutil::cat("a", 1, '-', 2U, std::string("b")), "a1-2b");
 }
 
 } // namespace

@@ -15,7 +15,7 @@
 namespace {
 
 using ksft::Result;
-using ksft::nl::Status;
+using netutil::nl::Status;
 using namespace ksft::testdev;
 
 TEST(TestDev, MaxNameLenIsIfnamsizMinusOne)
@@ -99,9 +99,9 @@ TEST(TestDev, DescribeCreate)
     EXPECT_EQ(describe_create("x", {.rx_queues = 0U}), "create x numrxqueues 0");
 }
 
-ksft::rtnl::LinkInfo link_with(std::uint32_t tx, std::uint32_t rx)
+netutil::rtnl::LinkInfo link_with(std::uint32_t tx, std::uint32_t rx)
 {
-    ksft::rtnl::LinkInfo info;
+    netutil::rtnl::LinkInfo info;
     info.num_tx_queues = tx;
     info.num_rx_queues = rx;
     return info;

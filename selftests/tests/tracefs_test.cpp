@@ -111,14 +111,14 @@ std::string tracefs_unavailable()
         if (geteuid() != 0)
             return "tracefs is not mounted, and mounting it needs root";
         if (unshare(CLONE_NEWNS) != 0)
-            return ksft::cat("tracefs is not mounted; unshare(CLONE_NEWNS): ",
-                             std::strerror(errno));
+            return netutil::cat("tracefs is not mounted; unshare(CLONE_NEWNS): ",
+                                std::strerror(errno));
         if (mount(nullptr, "/", nullptr, MS_REC | MS_PRIVATE, nullptr) != 0)
-            return ksft::cat("tracefs is not mounted; making / private: ", std::strerror(errno));
+            return netutil::cat("tracefs is not mounted; making / private: ", std::strerror(errno));
         if (mount("nodev", "/sys/kernel/tracing", "tracefs", 0, nullptr) != 0)
-            return ksft::cat("tracefs is not mounted, and mounting it at /sys/kernel/tracing "
-                             "failed: ",
-                             std::strerror(errno));
+            return netutil::cat("tracefs is not mounted, and mounting it at /sys/kernel/tracing "
+                                "failed: ",
+                                std::strerror(errno));
         if (!ksft::tracefs::find_root())
             return "tracefs mounted at /sys/kernel/tracing, but libtracefs does not find it";
         return {};
@@ -137,7 +137,7 @@ protected:
 
     std::string file(const std::string &rel) const
     {
-        return ksft::sysfs::read_file(root_ + "/" + rel).value_or("?");
+        return netutil::sysfs::read_file(root_ + "/" + rel).value_or("?");
     }
 
     std::string root_;
@@ -235,7 +235,7 @@ TEST_F(RealTracefs, TracingOnIsRestored)
     ksft::tracefs::Instance inst(ksft::tracefs::instance_name("ksft_test_d"));
     ASSERT_TRUE(inst.available()) << inst.error();
     const std::string on = "instances/" + inst.name() + "/tracing_on";
-    ASSERT_EQ(ksft::sysfs::write_file(root_ + "/" + on, "0"), "");
+    ASSERT_EQ(netutil::sysfs::write_file(root_ + "/" + on, "0"), "");
     {
         ksft::tracefs::Event ev(inst, "net", "net_dev_xmit");
         if (!ev.available())

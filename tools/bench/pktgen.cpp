@@ -166,7 +166,7 @@ namespace {
 // files keeps a log.
 int write_once(const std::filesystem::path &path, const std::string &line)
 {
-    return ksft::sysfs::write_errno(path, line, ksft::sysfs::WriteMode::append);
+    return netutil::sysfs::write_errno(path, line, netutil::sysfs::WriteMode::append);
 }
 
 std::string hint(const Command &cmd, int err)
@@ -214,7 +214,7 @@ std::string Proc::apply(const std::vector<Command> &cmds)
 
 std::optional<std::string> Proc::read(const std::string &file) const
 {
-    return ksft::sysfs::read_file(root_ / file);
+    return netutil::sysfs::read_file(root_ / file);
 }
 
 std::vector<Command> Proc::journal() const

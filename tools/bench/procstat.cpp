@@ -43,7 +43,7 @@ std::optional<CpuTimes> parse(std::string_view text)
 
 std::optional<CpuTimes> read(const std::string &path)
 {
-    const auto text = ksft::sysfs::read_file(path);
+    const auto text = netutil::sysfs::read_file(path);
     if (!text)
         return std::nullopt;
     return parse(*text);

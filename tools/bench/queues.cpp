@@ -6,21 +6,21 @@
 
 namespace mqbench::queues {
 
-std::optional<Counts> from_qdiscs(const std::vector<ksft::rtnl::QdiscInfo> &qdiscs)
+std::optional<Counts> from_qdiscs(const std::vector<netutil::rtnl::QdiscInfo> &qdiscs)
 {
-    const ksft::rtnl::QdiscInfo *root = nullptr;
+    const netutil::rtnl::QdiscInfo *root = nullptr;
     for (const auto &q : qdiscs) {
-        if (q.parent == ksft::rtnl::kRootParent)
+        if (q.parent == netutil::rtnl::kRootParent)
             root = &q;
     }
     if (root == nullptr || root->kind != "mq")
         return std::nullopt;
-    const std::uint32_t major = ksft::rtnl::handle_major(root->handle);
+    const std::uint32_t major = netutil::rtnl::handle_major(root->handle);
     Counts out;
     for (const auto &q : qdiscs) {
-        if (&q == root || ksft::rtnl::handle_major(q.parent) != major)
+        if (&q == root || netutil::rtnl::handle_major(q.parent) != major)
             continue;
-        const std::uint32_t minor = ksft::rtnl::handle_minor(q.parent);
+        const std::uint32_t minor = netutil::rtnl::handle_minor(q.parent);
         if (minor == 0)
             continue;
         out[minor - 1] = q.packets;
@@ -33,13 +33,13 @@ namespace {
 std::string try_qstats(int ifindex, Counts &out)
 {
     try {
-        ksft::netdev::Netdev nd;
-        std::vector<ksft::netdev::QStats> qs;
+        netutil::netdev::Netdev nd;
+        std::vector<netutil::netdev::QStats> qs;
         if (auto st = nd.queue_stats(ifindex, qs); !st.ok())
             return "qstats: " + st.str();
         for (const auto &q : qs) {
-            if (q.ifindex == ifindex && q.queue_type == ksft::netdev::QueueType::tx && q.queue_id &&
-                q.tx_packets)
+            if (q.ifindex == ifindex && q.queue_type == netutil::netdev::QueueType::tx &&
+                q.queue_id && q.tx_packets)
                 out[*q.queue_id] = *q.tx_packets;
         }
         if (out.empty())
@@ -53,11 +53,11 @@ std::string try_qstats(int ifindex, Counts &out)
 std::string try_qdisc(int ifindex, Counts &out)
 {
     try {
-        ksft::nl::Socket sock(NETLINK_ROUTE);
-        std::vector<ksft::rtnl::QdiscInfo> qd;
-        if (auto st = ksft::rtnl::qdisc_dump(sock, ifindex, qd); !st.ok())
+        netutil::nl::Socket sock(NETLINK_ROUTE);
+        std::vector<netutil::rtnl::QdiscInfo> qd;
+        if (auto st = netutil::rtnl::qdisc_dump(sock, ifindex, qd); !st.ok())
             return "qdisc dump: " + st.str();
-        std::vector<ksft::rtnl::QdiscInfo> mine;
+        std::vector<netutil::rtnl::QdiscInfo> mine;
         for (const auto &q : qd) {
             if (q.ifindex == ifindex)
                 mine.push_back(q);

@@ -22,7 +22,7 @@ struct Snapshot {
 
 // Queue id -> packets from a qdisc dump of one device: the children of its root mq qdisc
 // (class :N+1 feeds TX queue N). nullopt if the root qdisc is not mq.
-std::optional<Counts> from_qdiscs(const std::vector<ksft::rtnl::QdiscInfo> &qdiscs);
+std::optional<Counts> from_qdiscs(const std::vector<netutil::rtnl::QdiscInfo> &qdiscs);
 
 // Takes a snapshot; source is decided by the first one and later snapshots must use the
 // same source (pass it as want to force it).

@@ -57,7 +57,7 @@ std::thread spawn_blocked(std::function<void()> fn)
 
 std::vector<int> measurement_cpus()
 {
-    std::vector<int> cpus = ksft::pkt::online_cpus();
+    std::vector<int> cpus = netutil::pkt::online_cpus();
     if (cpus.empty()) {
         const long n = sysconf(_SC_NPROCESSORS_ONLN);
         for (int c = 0; c < n; ++c)
@@ -69,7 +69,7 @@ std::vector<int> measurement_cpus()
 // /sys/class/net/<dev>/<file>
 std::string net_file(const std::string &dev, const std::string &file)
 {
-    return std::string(ksft::sysfs::kSysClassNet) + "/" + dev + "/" + file;
+    return std::string(netutil::sysfs::kSysClassNet) + "/" + dev + "/" + file;
 }
 
 void require_root(const std::string &why)
@@ -84,7 +84,7 @@ int check_device(const std::string &dev)
     const unsigned idx = if_nametoindex(dev.c_str());
     if (idx == 0)
         throw RuntimeFailure("network device '" + dev + "' not found (ip link show " + dev + ")");
-    const auto flags = ksft::sysfs::read_file(net_file(dev, "flags"));
+    const auto flags = netutil::sysfs::read_file(net_file(dev, "flags"));
     if (flags) {
         try {
             if ((std::stoul(*flags, nullptr, 16) & IFF_UP) == 0)
@@ -115,16 +115,16 @@ private:
         try {
             if (!sock_)
                 sock_.emplace(NETLINK_ROUTE);
-            ksft::rtnl::LinkInfo info;
-            if (ksft::rtnl::get_link(*sock_, dev_, info).ok() && info.stats)
+            netutil::rtnl::LinkInfo info;
+            if (netutil::rtnl::get_link(*sock_, dev_, info).ok() && info.stats)
                 return info.stats->tx_packets;
         } catch (const std::exception &) { // NOLINT(bugprone-empty-catch): fall back to sysfs
         }
-        return ksft::sysfs::read_u64(net_file(dev_, "statistics/tx_packets"));
+        return netutil::sysfs::read_u64(net_file(dev_, "statistics/tx_packets"));
     }
 
     std::string dev_;
-    std::optional<ksft::nl::Socket> sock_;
+    std::optional<netutil::nl::Socket> sock_;
     std::optional<std::uint64_t> base_;
 };
 
@@ -311,7 +311,7 @@ int run_pktgen(const Options &o, Report &r)
                                  " (one per online CPU at module load; " +
                                  std::to_string(ids.size()) + " present): lower --threads");
     }
-    const auto txq = ksft::sysfs::queue_count(o.dev, "tx");
+    const auto txq = netutil::sysfs::queue_count(o.dev, "tx");
     if (!txq || *txq == 0)
         throw RuntimeFailure("cannot count TX queues in " + net_file(o.dev, "queues"));
 
@@ -334,7 +334,7 @@ int run_pktgen(const Options &o, Report &r)
         throw RuntimeFailure(err);
     }
 
-    std::optional<ksft::sysfs::XpsOverride> xps;
+    std::optional<netutil::sysfs::XpsOverride> xps;
     if (o.xps && *txq == 1) {
         r.notes.push_back("--xps not applied: " + o.dev +
                           " has a single TX queue (the kernel offers no xps_cpus for it)");
@@ -409,7 +409,7 @@ int run_gen(const Options &o, Report &r)
     require_root(o.mode == GenMode::udp ? "SO_BINDTODEVICE needs CAP_NET_RAW"
                                         : "AF_PACKET sockets need CAP_NET_RAW");
     const int ifindex = check_device(o.dev);
-    const std::vector<int> online = ksft::pkt::online_cpus();
+    const std::vector<int> online = netutil::pkt::online_cpus();
     if (online.size() < o.threads)
         throw RuntimeFailure("--threads " + std::to_string(o.threads) + " but only " +
                              std::to_string(online.size()) +
@@ -418,7 +418,7 @@ int run_gen(const Options &o, Report &r)
     const std::uint64_t count = o.count.value_or(std::numeric_limits<std::uint64_t>::max());
 
     std::atomic<bool> stop{false};
-    std::vector<ksft::pkt::ThreadResult> results;
+    std::vector<netutil::pkt::ThreadResult> results;
     LinkTxCounter link(o.dev);
     Workload w;
     w.request_stop = [&] {
@@ -428,7 +428,7 @@ int run_gen(const Options &o, Report &r)
         return link.since_start();
     };
 
-    ksft::pkt::SenderConfig pcfg;
+    netutil::pkt::SenderConfig pcfg;
     UdpConfig ucfg;
     in_addr dst{};
     in_addr src{};
@@ -447,8 +447,8 @@ int run_gen(const Options &o, Report &r)
         };
     } else {
         pcfg.ifindex = ifindex;
-        pcfg.mode = o.mode == GenMode::tx_ring ? ksft::pkt::TxMode::tx_ring
-                                               : ksft::pkt::TxMode::sendmmsg;
+        pcfg.mode = o.mode == GenMode::tx_ring ? netutil::pkt::TxMode::tx_ring
+                                               : netutil::pkt::TxMode::sendmmsg;
         pcfg.qdisc_bypass = o.qdisc_bypass;
         pcfg.cpus = cpus;
         pcfg.count = count;
@@ -461,7 +461,7 @@ int run_gen(const Options &o, Report &r)
             pcfg.frame.dst_mac[i] =
                     static_cast<std::uint8_t>(std::stoul(o.dst_mac.substr(i * 3, 2), nullptr, 16));
         w.run = [&] {
-            results = ksft::pkt::run_senders(pcfg, stop);
+            results = netutil::pkt::run_senders(pcfg, stop);
         };
     }
     measure(o, ifindex, w, r);

@@ -12,38 +12,38 @@
 namespace mqbench {
 namespace {
 
-using ksft::pkt::errno_str;
+using netutil::pkt::errno_str;
 
 bool transient(int err)
 {
     // ECONNREFUSED: an ICMP error for an earlier datagram of this connected socket.
-    return ksft::pkt::transient_send_error(err) || err == ECONNREFUSED;
+    return netutil::pkt::transient_send_error(err) || err == ECONNREFUSED;
 }
 
 void send_loop(int fd, const UdpConfig &cfg, const std::atomic<bool> &stop,
-               ksft::pkt::ThreadResult &res)
+               netutil::pkt::ThreadResult &res)
 {
     std::vector<std::uint8_t> payload(cfg.payload);
     for (std::size_t i = 0; i < payload.size(); ++i)
         payload[i] = static_cast<std::uint8_t>(i);
-    ksft::pkt::BatchSend b;
+    netutil::pkt::BatchSend b;
     b.fd = fd;
     b.data = payload.data();
     b.len = payload.size();
     b.batch = cfg.batch;
     b.count = cfg.count;
     b.transient = transient;
-    ksft::pkt::send_batches(b, &stop, res);
+    netutil::pkt::send_batches(b, &stop, res);
 }
 
 // Runs on a thread of run_pinned_threads(): sets up, calls start(), then sends.
 void body(const UdpConfig &cfg, const std::atomic<bool> &stop, const std::function<void()> &start,
-          ksft::pkt::ThreadResult &res)
+          netutil::pkt::ThreadResult &res)
 {
     auto fail = [&](std::string msg) {
         res.error = std::move(msg);
     };
-    const ksft::pkt::Fd fd(socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0));
+    const netutil::pkt::Fd fd(socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0));
     if (fd.get() < 0)
         return fail(errno_str("socket(AF_INET, SOCK_DGRAM)", errno));
     if (setsockopt(fd.get(), SOL_SOCKET, SO_BINDTODEVICE, cfg.dev.c_str(),
@@ -68,12 +68,12 @@ void body(const UdpConfig &cfg, const std::atomic<bool> &stop, const std::functi
 
 } // namespace
 
-std::vector<ksft::pkt::ThreadResult> run_udp_senders(const UdpConfig &cfg,
-                                                     const std::atomic<bool> &stop)
+std::vector<netutil::pkt::ThreadResult> run_udp_senders(const UdpConfig &cfg,
+                                                        const std::atomic<bool> &stop)
 {
-    return ksft::pkt::run_pinned_threads(
+    return netutil::pkt::run_pinned_threads(
             cfg.cpus, [&](std::size_t, const std::function<void()> &start,
-                          ksft::pkt::ThreadResult &res) { body(cfg, stop, start, res); });
+                          netutil::pkt::ThreadResult &res) { body(cfg, stop, start, res); });
 }
 
 } // namespace mqbench

@@ -22,9 +22,9 @@ struct UdpConfig {
     std::uint16_t dst_port = 9;
 };
 
-// Same result type and start/stop behaviour as ksft::pkt::run_senders(cfg, stop): the
-// threads of ksft::pkt::run_pinned_threads().
-std::vector<ksft::pkt::ThreadResult> run_udp_senders(const UdpConfig &cfg,
-                                                     const std::atomic<bool> &stop);
+// Same result type and start/stop behaviour as netutil::pkt::run_senders(cfg, stop): the
+// threads of netutil::pkt::run_pinned_threads().
+std::vector<netutil::pkt::ThreadResult> run_udp_senders(const UdpConfig &cfg,
+                                                        const std::atomic<bool> &stop);
 
 } // namespace mqbench

@@ -204,12 +204,12 @@ TEST(Perf, ScaleAndNote)
 
 TEST(Queues, FromMqQdiscs)
 {
-    using ksft::rtnl::make_handle;
-    using ksft::rtnl::QdiscInfo;
+    using netutil::rtnl::make_handle;
+    using netutil::rtnl::QdiscInfo;
     std::vector<QdiscInfo> qd(4);
     qd[0].kind = "mq";
     qd[0].handle = make_handle(0x8001, 0);
-    qd[0].parent = ksft::rtnl::kRootParent;
+    qd[0].parent = netutil::rtnl::kRootParent;
     qd[0].packets = 60;
     for (std::uint32_t i = 1; i <= 3; ++i) {
         qd[i].kind = "pfifo_fast";

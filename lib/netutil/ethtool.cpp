@@ -7,7 +7,7 @@
 
 #include "uapi_compat.hpp"
 
-namespace ksft::ethtool {
+namespace netutil::ethtool {
 namespace {
 
 nlmsghdr *start(nl::Message &msg, std::uint16_t family, std::uint8_t cmd, std::string_view dev)
@@ -94,4 +94,4 @@ Status Ethtool::channels_set(std::string_view dev, const ChannelsRequest &req)
     return genl_.socket().request(build_channels_set(msg, id, dev, req));
 }
 
-} // namespace ksft::ethtool
+} // namespace netutil::ethtool

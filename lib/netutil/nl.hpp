@@ -15,7 +15,7 @@
 #include <libmnl/libmnl.h>
 #include <linux/netlink.h>
 
-namespace ksft::nl {
+namespace netutil::nl {
 
 // Result of a netlink operation: err is a positive errno (0 on success), extack the
 // kernel's NLMSGERR_ATTR_MSG if it sent one.
@@ -182,4 +182,4 @@ private:
 nlmsghdr *genl_start(Message &msg, std::uint16_t family, std::uint8_t cmd, std::uint8_t version,
                      std::uint16_t flags);
 
-} // namespace ksft::nl
+} // namespace netutil::nl

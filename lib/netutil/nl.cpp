@@ -10,7 +10,7 @@
 #include <linux/genetlink.h>
 #include <sys/socket.h>
 
-namespace ksft::nl {
+namespace netutil::nl {
 namespace {
 
 // Dump skbs are normally at most 32 KiB; twice that leaves headroom.
@@ -393,4 +393,4 @@ Status GenlFamily::id(std::uint16_t &out)
     return {};
 }
 
-} // namespace ksft::nl
+} // namespace netutil::nl

@@ -20,7 +20,7 @@
 
 namespace {
 
-using namespace ksft::pkt;
+using namespace netutil::pkt;
 
 // The CPUs this process may run on (a container may restrict them).
 std::vector<int> allowed_cpus()

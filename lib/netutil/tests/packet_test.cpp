@@ -8,7 +8,7 @@
 
 namespace {
 
-using namespace ksft::pkt;
+using namespace netutil::pkt;
 
 std::uint16_t get16(const std::vector<std::uint8_t> &f, std::size_t off)
 {

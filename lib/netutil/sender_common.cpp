@@ -13,7 +13,7 @@
 #include <sched.h>
 #include <unistd.h>
 
-namespace ksft::pkt {
+namespace netutil::pkt {
 namespace {
 
 void thread_main(const std::vector<int> &cpus, std::size_t index, const ThreadBody &body,
@@ -132,4 +132,4 @@ void send_batches(const BatchSend &b, const std::atomic<bool> *stop, ThreadResul
     }
 }
 
-} // namespace ksft::pkt
+} // namespace netutil::pkt

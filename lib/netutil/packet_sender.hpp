@@ -12,7 +12,7 @@
 
 #include "sender_common.hpp"
 
-namespace ksft::pkt {
+namespace netutil::pkt {
 
 using Mac = std::array<std::uint8_t, 6>;
 
@@ -71,4 +71,4 @@ std::optional<std::vector<int>> parse_cpu_list(std::string_view list);
 std::vector<int> possible_cpus();
 std::vector<int> online_cpus();
 
-} // namespace ksft::pkt
+} // namespace netutil::pkt

@@ -5,7 +5,7 @@
 #include <string>
 #include <utility>
 
-namespace ksft {
+namespace netutil {
 
 // Concatenate streamable values into a string.
 template <typename... Args>
@@ -16,4 +16,4 @@ std::string cat(Args &&...args)
     return os.str();
 }
 
-} // namespace ksft
+} // namespace netutil

@@ -18,7 +18,7 @@
 
 #include "sysfs.hpp"
 
-namespace ksft::rtnl {
+namespace netutil::rtnl {
 namespace {
 
 nlmsghdr *start_link_msg(nl::Message &msg, std::uint16_t type, std::uint16_t flags)
@@ -415,4 +415,4 @@ Status filter_delete(nl::Socket &sock, const MatchallSpec &spec)
     return sock.request(build_matchall(msg, RTM_DELTFILTER, 0, spec));
 }
 
-} // namespace ksft::rtnl
+} // namespace netutil::rtnl

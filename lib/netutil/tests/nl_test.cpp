@@ -23,7 +23,7 @@
 
 namespace {
 
-using ksft::nl::Message;
+using netutil::nl::Message;
 
 int collect_link_attr(const nlattr *attr, void *data)
 {
@@ -46,8 +46,8 @@ int collect_info_attr(const nlattr *attr, void *data)
 TEST(Rtnl, NewlinkRequestRoundTrip)
 {
     Message msg;
-    ksft::rtnl::LinkSpec spec{"dq0", "dummy", 4U, {}};
-    const nlmsghdr *nlh = ksft::rtnl::build_newlink(msg, spec);
+    netutil::rtnl::LinkSpec spec{"dq0", "dummy", 4U, {}};
+    const nlmsghdr *nlh = netutil::rtnl::build_newlink(msg, spec);
 
     EXPECT_EQ(nlh->nlmsg_type, RTM_NEWLINK);
     EXPECT_EQ(nlh->nlmsg_flags, NLM_F_REQUEST | NLM_F_CREATE | NLM_F_EXCL);
@@ -78,10 +78,10 @@ TEST(Rtnl, NewlinkRequestRoundTrip)
 TEST(Rtnl, NewlinkWithBothCounts)
 {
     Message msg;
-    const nlmsghdr *nlh = ksft::rtnl::build_newlink(msg, {"x", "dummy", 3U, 2U});
-    const auto tb = ksft::nl::parse_attrs(nlh, sizeof(ifinfomsg), IFLA_MAX);
-    EXPECT_EQ(ksft::nl::attr_u32(tb, IFLA_NUM_TX_QUEUES), 3U);
-    EXPECT_EQ(ksft::nl::attr_u32(tb, IFLA_NUM_RX_QUEUES), 2U);
+    const nlmsghdr *nlh = netutil::rtnl::build_newlink(msg, {"x", "dummy", 3U, 2U});
+    const auto tb = netutil::nl::parse_attrs(nlh, sizeof(ifinfomsg), IFLA_MAX);
+    EXPECT_EQ(netutil::nl::attr_u32(tb, IFLA_NUM_TX_QUEUES), 3U);
+    EXPECT_EQ(netutil::nl::attr_u32(tb, IFLA_NUM_RX_QUEUES), 2U);
 }
 
 TEST(Rtnl, ParseLinkReply)
@@ -103,8 +103,8 @@ TEST(Rtnl, ParseLinkReply)
     msg.put_strz(IFLA_INFO_KIND, "dummy");
     msg.nest_end(li);
 
-    ksft::rtnl::LinkInfo info;
-    ASSERT_TRUE(ksft::rtnl::parse_link(nlh, info).ok());
+    netutil::rtnl::LinkInfo info;
+    ASSERT_TRUE(netutil::rtnl::parse_link(nlh, info).ok());
     EXPECT_EQ(info.ifindex, 5);
     EXPECT_EQ(info.name, "dq1");
     EXPECT_EQ(info.kind, "dummy");
@@ -117,12 +117,12 @@ TEST(Rtnl, ParseLinkReply)
     EXPECT_EQ(info.stats->tx_bytes, 4200U);
 
     nlh->nlmsg_type = RTM_DELLINK;
-    EXPECT_EQ(ksft::rtnl::parse_link(nlh, info).err, EBADMSG);
+    EXPECT_EQ(netutil::rtnl::parse_link(nlh, info).err, EBADMSG);
 }
 
 TEST(Rtnl, TcHandles)
 {
-    using namespace ksft::rtnl;
+    using namespace netutil::rtnl;
     EXPECT_EQ(make_handle(1, 0), 0x10000U);
     EXPECT_EQ(make_handle(0xffff, 0xfff2), 0xfffffff2U);
     EXPECT_EQ(kIngressParent, static_cast<std::uint32_t>(TC_H_MAKE(TC_H_CLSACT, TC_H_MIN_INGRESS)));
@@ -145,22 +145,22 @@ TEST(Rtnl, TcHandles)
 TEST(Rtnl, QdiscRequestAndReply)
 {
     Message msg;
-    ksft::rtnl::QdiscSpec spec;
+    netutil::rtnl::QdiscSpec spec;
     spec.ifindex = 3;
-    spec.handle = ksft::rtnl::make_handle(1, 0);
+    spec.handle = netutil::rtnl::make_handle(1, 0);
     spec.kind = "pfifo";
     spec.options = {0x10, 0x00, 0x00, 0x00};
     const nlmsghdr *req =
-            ksft::rtnl::build_qdisc(msg, RTM_NEWQDISC, NLM_F_CREATE | NLM_F_REPLACE, spec);
+            netutil::rtnl::build_qdisc(msg, RTM_NEWQDISC, NLM_F_CREATE | NLM_F_REPLACE, spec);
     const auto *tcm = static_cast<const tcmsg *>(mnl_nlmsg_get_payload(req));
     EXPECT_EQ(tcm->tcm_ifindex, 3);
     EXPECT_EQ(tcm->tcm_parent, TC_H_ROOT);
     EXPECT_EQ(tcm->tcm_handle, 0x10000U);
-    auto tb = ksft::nl::parse_attrs(req, sizeof(tcmsg), TCA_MAX);
-    EXPECT_EQ(ksft::nl::attr_str(tb, TCA_KIND), "pfifo");
+    auto tb = netutil::nl::parse_attrs(req, sizeof(tcmsg), TCA_MAX);
+    EXPECT_EQ(netutil::nl::attr_str(tb, TCA_KIND), "pfifo");
     ASSERT_NE(tb[TCA_OPTIONS], nullptr);
     EXPECT_EQ(mnl_attr_get_payload_len(tb[TCA_OPTIONS]), 4U);
-    EXPECT_EQ(ksft::nl::attr_u32(tb, TCA_OPTIONS), 16U);
+    EXPECT_EQ(netutil::nl::attr_u32(tb, TCA_OPTIONS), 16U);
 
     Message rep;
     nlmsghdr *nlh = rep.start(RTM_NEWQDISC, 0);
@@ -183,8 +183,8 @@ TEST(Rtnl, QdiscRequestAndReply)
     rep.put_raw(TCA_STATS_QUEUE, &q, sizeof(q));
     rep.nest_end(st2);
 
-    ksft::rtnl::QdiscInfo info;
-    ASSERT_TRUE(ksft::rtnl::parse_qdisc(nlh, info).ok());
+    netutil::rtnl::QdiscInfo info;
+    ASSERT_TRUE(netutil::rtnl::parse_qdisc(nlh, info).ok());
     EXPECT_EQ(info.kind, "fq_codel");
     EXPECT_TRUE(info.has_stats);
     EXPECT_EQ(info.bytes, 1000U);
@@ -199,55 +199,55 @@ TEST(Rtnl, QdiscRequestAndReply)
     st2 = rep.nest_start(TCA_STATS2);
     rep.put_u64(TCA_STATS_PKT64, 5000000000ULL);
     rep.nest_end(st2);
-    ASSERT_TRUE(ksft::rtnl::parse_qdisc(nlh, info).ok());
+    ASSERT_TRUE(netutil::rtnl::parse_qdisc(nlh, info).ok());
     EXPECT_EQ(info.packets, 5000000000ULL);
 }
 
 TEST(Rtnl, MatchallWithGact)
 {
     Message msg;
-    ksft::rtnl::MatchallSpec spec;
+    netutil::rtnl::MatchallSpec spec;
     spec.ifindex = 9;
-    spec.parent = ksft::rtnl::kEgressParent;
+    spec.parent = netutil::rtnl::kEgressParent;
     spec.prio = 2;
     spec.flags = TCA_CLS_FLAGS_SKIP_HW;
     spec.gact_ok = true;
     const nlmsghdr *nlh =
-            ksft::rtnl::build_matchall(msg, RTM_NEWTFILTER, NLM_F_CREATE | NLM_F_EXCL, spec);
+            netutil::rtnl::build_matchall(msg, RTM_NEWTFILTER, NLM_F_CREATE | NLM_F_EXCL, spec);
     const auto *tcm = static_cast<const tcmsg *>(mnl_nlmsg_get_payload(nlh));
     EXPECT_EQ(tcm->tcm_ifindex, 9);
-    EXPECT_EQ(tcm->tcm_parent, ksft::rtnl::kEgressParent);
+    EXPECT_EQ(tcm->tcm_parent, netutil::rtnl::kEgressParent);
     EXPECT_EQ(tcm->tcm_handle, 1U);
     EXPECT_EQ(TC_H_MAJ(tcm->tcm_info) >> 16, 2U);
     EXPECT_EQ(TC_H_MIN(tcm->tcm_info), htons(ETH_P_ALL));
 
-    using ksft::nl::parse_nested;
-    auto tb = ksft::nl::parse_attrs(nlh, sizeof(tcmsg), TCA_MAX);
-    EXPECT_EQ(ksft::nl::attr_str(tb, TCA_KIND), "matchall");
+    using netutil::nl::parse_nested;
+    auto tb = netutil::nl::parse_attrs(nlh, sizeof(tcmsg), TCA_MAX);
+    EXPECT_EQ(netutil::nl::attr_str(tb, TCA_KIND), "matchall");
     ASSERT_NE(tb[TCA_OPTIONS], nullptr);
     auto opts = parse_nested(tb[TCA_OPTIONS], TCA_MATCHALL_MAX);
-    EXPECT_EQ(ksft::nl::attr_u32(opts, TCA_MATCHALL_FLAGS), TCA_CLS_FLAGS_SKIP_HW);
+    EXPECT_EQ(netutil::nl::attr_u32(opts, TCA_MATCHALL_FLAGS), TCA_CLS_FLAGS_SKIP_HW);
     ASSERT_NE(opts[TCA_MATCHALL_ACT], nullptr);
     auto acts = parse_nested(opts[TCA_MATCHALL_ACT], 1);
     ASSERT_NE(acts[1], nullptr);
     auto act = parse_nested(acts[1], TCA_ACT_MAX);
-    EXPECT_EQ(ksft::nl::attr_str(act, TCA_ACT_KIND), "gact");
+    EXPECT_EQ(netutil::nl::attr_str(act, TCA_ACT_KIND), "gact");
     ASSERT_NE(act[TCA_ACT_OPTIONS], nullptr);
     auto gopts = parse_nested(act[TCA_ACT_OPTIONS], TCA_GACT_MAX);
-    auto parms = ksft::nl::attr_struct<tc_gact>(gopts, TCA_GACT_PARMS);
+    auto parms = netutil::nl::attr_struct<tc_gact>(gopts, TCA_GACT_PARMS);
     ASSERT_TRUE(parms.has_value());
     EXPECT_EQ(parms->action, TC_ACT_OK);
 
     // Delete carries kind but no options.
-    const nlmsghdr *del = ksft::rtnl::build_matchall(msg, RTM_DELTFILTER, 0, spec);
-    auto dtb = ksft::nl::parse_attrs(del, sizeof(tcmsg), TCA_MAX);
-    EXPECT_EQ(ksft::nl::attr_str(dtb, TCA_KIND), "matchall");
+    const nlmsghdr *del = netutil::rtnl::build_matchall(msg, RTM_DELTFILTER, 0, spec);
+    auto dtb = netutil::nl::parse_attrs(del, sizeof(tcmsg), TCA_MAX);
+    EXPECT_EQ(netutil::nl::attr_str(dtb, TCA_KIND), "matchall");
     EXPECT_EQ(dtb[TCA_OPTIONS], nullptr);
 }
 
 TEST(Rtnl, FifoOptions)
 {
-    const auto opts = ksft::rtnl::fifo_options(1000);
+    const auto opts = netutil::rtnl::fifo_options(1000);
     ASSERT_EQ(opts.size(), sizeof(tc_fifo_qopt));
     tc_fifo_qopt q{};
     std::memcpy(&q, opts.data(), sizeof(q));
@@ -255,14 +255,14 @@ TEST(Rtnl, FifoOptions)
 
     // Carried as the raw TCA_OPTIONS payload, as tc sends it.
     Message msg;
-    ksft::rtnl::QdiscSpec spec;
+    netutil::rtnl::QdiscSpec spec;
     spec.ifindex = 4;
     spec.kind = "pfifo";
     spec.options = opts;
     const nlmsghdr *nlh =
-            ksft::rtnl::build_qdisc(msg, RTM_NEWQDISC, NLM_F_CREATE | NLM_F_REPLACE, spec);
-    auto tb = ksft::nl::parse_attrs(nlh, sizeof(tcmsg), TCA_MAX);
-    auto parsed = ksft::nl::attr_struct<tc_fifo_qopt>(tb, TCA_OPTIONS);
+            netutil::rtnl::build_qdisc(msg, RTM_NEWQDISC, NLM_F_CREATE | NLM_F_REPLACE, spec);
+    auto tb = netutil::nl::parse_attrs(nlh, sizeof(tcmsg), TCA_MAX);
+    auto parsed = netutil::nl::attr_struct<tc_fifo_qopt>(tb, TCA_OPTIONS);
     ASSERT_TRUE(parsed.has_value());
     EXPECT_EQ(parsed->limit, 1000U);
 }
@@ -277,8 +277,8 @@ TEST(Rtnl, CodelAndFqCodelLimitOptions)
         std::uint16_t max_attr;
     };
     const Case cases[] = {
-            {"codel", ksft::rtnl::codel_options(0), 0, TCA_CODEL_LIMIT, TCA_CODEL_MAX},
-            {"fq_codel", ksft::rtnl::fq_codel_options(1000), 1000, TCA_FQ_CODEL_LIMIT,
+            {"codel", netutil::rtnl::codel_options(0), 0, TCA_CODEL_LIMIT, TCA_CODEL_MAX},
+            {"fq_codel", netutil::rtnl::fq_codel_options(1000), 1000, TCA_FQ_CODEL_LIMIT,
              TCA_FQ_CODEL_MAX},
     };
     for (const Case &c : cases) {
@@ -287,20 +287,20 @@ TEST(Rtnl, CodelAndFqCodelLimitOptions)
         ASSERT_EQ(c.opts.size(), 8U);
 
         Message msg;
-        ksft::rtnl::QdiscSpec spec;
+        netutil::rtnl::QdiscSpec spec;
         spec.ifindex = 2;
-        spec.handle = ksft::rtnl::make_handle(1, 0);
+        spec.handle = netutil::rtnl::make_handle(1, 0);
         spec.kind = c.kind;
         spec.options = c.opts;
-        const nlmsghdr *nlh = ksft::rtnl::build_qdisc(msg, RTM_NEWQDISC, 0, spec);
+        const nlmsghdr *nlh = netutil::rtnl::build_qdisc(msg, RTM_NEWQDISC, 0, spec);
         EXPECT_EQ(nlh->nlmsg_flags, NLM_F_REQUEST); // "tc qdisc change"
-        auto tb = ksft::nl::parse_attrs(nlh, sizeof(tcmsg), TCA_MAX);
-        EXPECT_EQ(ksft::nl::attr_str(tb, TCA_KIND), c.kind);
+        auto tb = netutil::nl::parse_attrs(nlh, sizeof(tcmsg), TCA_MAX);
+        EXPECT_EQ(netutil::nl::attr_str(tb, TCA_KIND), c.kind);
         ASSERT_NE(tb[TCA_OPTIONS], nullptr);
-        auto opts = ksft::nl::parse_nested(tb[TCA_OPTIONS], c.max_attr);
+        auto opts = netutil::nl::parse_nested(tb[TCA_OPTIONS], c.max_attr);
         ASSERT_NE(opts[c.limit_attr], nullptr);
         EXPECT_EQ(mnl_attr_get_payload_len(opts[c.limit_attr]), 4U);
-        EXPECT_EQ(ksft::nl::attr_u32(opts, c.limit_attr), c.limit);
+        EXPECT_EQ(netutil::nl::attr_u32(opts, c.limit_attr), c.limit);
         for (std::uint16_t t = 0; t <= c.max_attr; ++t) {
             if (t != c.limit_attr) {
                 EXPECT_EQ(opts[t], nullptr) << "unexpected attribute " << t;
@@ -312,41 +312,41 @@ TEST(Rtnl, CodelAndFqCodelLimitOptions)
 TEST(Rtnl, MatchallClassidWithoutAction)
 {
     Message msg;
-    ksft::rtnl::MatchallSpec spec;
+    netutil::rtnl::MatchallSpec spec;
     spec.ifindex = 5;
-    spec.parent = ksft::rtnl::make_handle(1, 0);
-    spec.classid = ksft::rtnl::make_handle(1, 1);
+    spec.parent = netutil::rtnl::make_handle(1, 0);
+    spec.classid = netutil::rtnl::make_handle(1, 1);
     const nlmsghdr *nlh =
-            ksft::rtnl::build_matchall(msg, RTM_NEWTFILTER, NLM_F_CREATE | NLM_F_EXCL, spec);
+            netutil::rtnl::build_matchall(msg, RTM_NEWTFILTER, NLM_F_CREATE | NLM_F_EXCL, spec);
     const auto *tcm = static_cast<const tcmsg *>(mnl_nlmsg_get_payload(nlh));
     EXPECT_EQ(tcm->tcm_parent, 0x10000U);
-    auto tb = ksft::nl::parse_attrs(nlh, sizeof(tcmsg), TCA_MAX);
+    auto tb = netutil::nl::parse_attrs(nlh, sizeof(tcmsg), TCA_MAX);
     ASSERT_NE(tb[TCA_OPTIONS], nullptr);
-    auto opts = ksft::nl::parse_nested(tb[TCA_OPTIONS], TCA_MATCHALL_MAX);
-    EXPECT_EQ(ksft::nl::attr_u32(opts, TCA_MATCHALL_CLASSID), 0x10001U);
+    auto opts = netutil::nl::parse_nested(tb[TCA_OPTIONS], TCA_MATCHALL_MAX);
+    EXPECT_EQ(netutil::nl::attr_u32(opts, TCA_MATCHALL_CLASSID), 0x10001U);
     EXPECT_EQ(opts[TCA_MATCHALL_ACT], nullptr);
     EXPECT_EQ(opts[TCA_MATCHALL_FLAGS], nullptr);
 
     // Without a classid the attribute is left out.
     spec.classid.reset();
-    nlh = ksft::rtnl::build_matchall(msg, RTM_NEWTFILTER, NLM_F_CREATE | NLM_F_EXCL, spec);
-    tb = ksft::nl::parse_attrs(nlh, sizeof(tcmsg), TCA_MAX);
+    nlh = netutil::rtnl::build_matchall(msg, RTM_NEWTFILTER, NLM_F_CREATE | NLM_F_EXCL, spec);
+    tb = netutil::nl::parse_attrs(nlh, sizeof(tcmsg), TCA_MAX);
     ASSERT_NE(tb[TCA_OPTIONS], nullptr);
-    opts = ksft::nl::parse_nested(tb[TCA_OPTIONS], TCA_MATCHALL_MAX);
+    opts = netutil::nl::parse_nested(tb[TCA_OPTIONS], TCA_MATCHALL_MAX);
     EXPECT_EQ(opts[TCA_MATCHALL_CLASSID], nullptr);
 }
 
 TEST(Rtnl, MatchallSkbeditQueueMapping)
 {
     Message msg;
-    ksft::rtnl::MatchallSpec spec;
+    netutil::rtnl::MatchallSpec spec;
     spec.ifindex = 7;
-    spec.parent = ksft::rtnl::kEgressParent;
+    spec.parent = netutil::rtnl::kEgressParent;
     spec.skbedit_queue_mapping = 3;
     const nlmsghdr *nlh =
-            ksft::rtnl::build_matchall(msg, RTM_NEWTFILTER, NLM_F_CREATE | NLM_F_EXCL, spec);
-    using ksft::nl::parse_nested;
-    auto tb = ksft::nl::parse_attrs(nlh, sizeof(tcmsg), TCA_MAX);
+            netutil::rtnl::build_matchall(msg, RTM_NEWTFILTER, NLM_F_CREATE | NLM_F_EXCL, spec);
+    using netutil::nl::parse_nested;
+    auto tb = netutil::nl::parse_attrs(nlh, sizeof(tcmsg), TCA_MAX);
     ASSERT_NE(tb[TCA_OPTIONS], nullptr);
     auto opts = parse_nested(tb[TCA_OPTIONS], TCA_MATCHALL_MAX);
     ASSERT_NE(opts[TCA_MATCHALL_ACT], nullptr);
@@ -354,26 +354,26 @@ TEST(Rtnl, MatchallSkbeditQueueMapping)
     ASSERT_NE(acts[1], nullptr);
     EXPECT_EQ(acts[2], nullptr);
     auto act = parse_nested(acts[1], TCA_ACT_MAX);
-    EXPECT_EQ(ksft::nl::attr_str(act, TCA_ACT_KIND), "skbedit");
+    EXPECT_EQ(netutil::nl::attr_str(act, TCA_ACT_KIND), "skbedit");
     ASSERT_NE(act[TCA_ACT_OPTIONS], nullptr);
     auto sopts = parse_nested(act[TCA_ACT_OPTIONS], TCA_SKBEDIT_MAX);
-    auto parms = ksft::nl::attr_struct<tc_skbedit>(sopts, TCA_SKBEDIT_PARMS);
+    auto parms = netutil::nl::attr_struct<tc_skbedit>(sopts, TCA_SKBEDIT_PARMS);
     ASSERT_TRUE(parms.has_value());
     EXPECT_EQ(parms->action, TC_ACT_PIPE);
     ASSERT_NE(sopts[TCA_SKBEDIT_QUEUE_MAPPING], nullptr);
     EXPECT_EQ(mnl_attr_get_payload_len(sopts[TCA_SKBEDIT_QUEUE_MAPPING]), 2U);
-    EXPECT_EQ(ksft::nl::attr_u16(sopts, TCA_SKBEDIT_QUEUE_MAPPING), 3U);
+    EXPECT_EQ(netutil::nl::attr_u16(sopts, TCA_SKBEDIT_QUEUE_MAPPING), 3U);
 
     // With gact ok as well, skbedit comes first: gact ok ends the action list.
     spec.gact_ok = true;
-    nlh = ksft::rtnl::build_matchall(msg, RTM_NEWTFILTER, NLM_F_CREATE | NLM_F_EXCL, spec);
-    tb = ksft::nl::parse_attrs(nlh, sizeof(tcmsg), TCA_MAX);
+    nlh = netutil::rtnl::build_matchall(msg, RTM_NEWTFILTER, NLM_F_CREATE | NLM_F_EXCL, spec);
+    tb = netutil::nl::parse_attrs(nlh, sizeof(tcmsg), TCA_MAX);
     opts = parse_nested(tb[TCA_OPTIONS], TCA_MATCHALL_MAX);
     acts = parse_nested(opts[TCA_MATCHALL_ACT], 2);
     ASSERT_NE(acts[1], nullptr);
     ASSERT_NE(acts[2], nullptr);
-    EXPECT_EQ(ksft::nl::attr_str(parse_nested(acts[1], TCA_ACT_MAX), TCA_ACT_KIND), "skbedit");
-    EXPECT_EQ(ksft::nl::attr_str(parse_nested(acts[2], TCA_ACT_MAX), TCA_ACT_KIND), "gact");
+    EXPECT_EQ(netutil::nl::attr_str(parse_nested(acts[1], TCA_ACT_MAX), TCA_ACT_KIND), "skbedit");
+    EXPECT_EQ(netutil::nl::attr_str(parse_nested(acts[2], TCA_ACT_MAX), TCA_ACT_KIND), "gact");
 }
 
 TEST(Rtnl, FqCodelNewFlowCount)
@@ -392,23 +392,23 @@ TEST(Rtnl, FqCodelNewFlowCount)
     rep.put_raw(TCA_STATS_APP, &x, sizeof(x));
     rep.nest_end(st2);
 
-    ksft::rtnl::QdiscInfo info;
-    ASSERT_TRUE(ksft::rtnl::parse_qdisc(nlh, info).ok());
+    netutil::rtnl::QdiscInfo info;
+    ASSERT_TRUE(netutil::rtnl::parse_qdisc(nlh, info).ok());
     EXPECT_EQ(info.app_stats.size(), sizeof(x));
-    EXPECT_EQ(ksft::rtnl::fq_codel_new_flow_count(info), 42U);
+    EXPECT_EQ(netutil::rtnl::fq_codel_new_flow_count(info), 42U);
 
     // Class xstats, another qdisc, or too short: none.
-    ksft::rtnl::QdiscInfo other = info;
+    netutil::rtnl::QdiscInfo other = info;
     other.app_stats[0] = TCA_FQ_CODEL_XSTATS_CLASS;
-    EXPECT_FALSE(ksft::rtnl::fq_codel_new_flow_count(other).has_value());
+    EXPECT_FALSE(netutil::rtnl::fq_codel_new_flow_count(other).has_value());
     other = info;
     other.kind = "sfq";
-    EXPECT_FALSE(ksft::rtnl::fq_codel_new_flow_count(other).has_value());
+    EXPECT_FALSE(netutil::rtnl::fq_codel_new_flow_count(other).has_value());
     other = info;
     other.app_stats.resize(12);
-    EXPECT_FALSE(ksft::rtnl::fq_codel_new_flow_count(other).has_value());
+    EXPECT_FALSE(netutil::rtnl::fq_codel_new_flow_count(other).has_value());
     other.app_stats.clear();
-    EXPECT_FALSE(ksft::rtnl::fq_codel_new_flow_count(other).has_value());
+    EXPECT_FALSE(netutil::rtnl::fq_codel_new_flow_count(other).has_value());
 }
 
 TEST(Nl, MessageOverflowThrows)
@@ -437,7 +437,7 @@ TEST(Nl, ExtackFromCappedError)
     msg.put_strz(NLMSGERR_ATTR_MSG, kExtack);
     msg.put_u32(NLMSGERR_ATTR_OFFS, 36);
 
-    const ksft::nl::Status st = ksft::nl::parse_error_msg(nlh);
+    const netutil::nl::Status st = netutil::nl::parse_error_msg(nlh);
     EXPECT_EQ(st.err, EINVAL);
     EXPECT_FALSE(st.ok());
     EXPECT_EQ(st.extack, kExtack);
@@ -460,7 +460,7 @@ TEST(Nl, ExtackAfterEchoedRequest)
     std::memset(echo, 0xab, kEchoPayload);
     msg.put_strz(NLMSGERR_ATTR_MSG, "Unknown device type");
 
-    const ksft::nl::Status st = ksft::nl::parse_error_msg(nlh);
+    const netutil::nl::Status st = netutil::nl::parse_error_msg(nlh);
     EXPECT_EQ(st.err, EOPNOTSUPP);
     EXPECT_EQ(st.extack, "Unknown device type");
     EXPECT_FALSE(st.has_bad_attr_offset);
@@ -472,7 +472,7 @@ TEST(Nl, PlainAckAndErrors)
     nlmsghdr *nlh = msg.start(NLMSG_ERROR, 0);
     nlh->nlmsg_flags = NLM_F_CAPPED;
     msg.put_extra<nlmsgerr>()->error = 0;
-    ksft::nl::Status st = ksft::nl::parse_error_msg(nlh);
+    netutil::nl::Status st = netutil::nl::parse_error_msg(nlh);
     EXPECT_TRUE(st.ok());
     EXPECT_TRUE(st.extack.empty());
     EXPECT_EQ(st.str(), "ok");
@@ -480,14 +480,14 @@ TEST(Nl, PlainAckAndErrors)
     // Error without extack TLVs.
     msg.start(NLMSG_ERROR, 0);
     msg.put_extra<nlmsgerr>()->error = -ENODEV;
-    st = ksft::nl::parse_error_msg(msg.hdr());
+    st = netutil::nl::parse_error_msg(msg.hdr());
     EXPECT_EQ(st.err, ENODEV);
     EXPECT_TRUE(st.extack.empty());
 
     // Truncated NLMSG_ERROR.
     msg.start(NLMSG_ERROR, 0);
     msg.put_extra<int>();
-    EXPECT_EQ(ksft::nl::parse_error_msg(msg.hdr()).err, EBADMSG);
+    EXPECT_EQ(netutil::nl::parse_error_msg(msg.hdr()).err, EBADMSG);
 }
 
 TEST(Nl, DoneWithErrorAndExtack)
@@ -497,13 +497,13 @@ TEST(Nl, DoneWithErrorAndExtack)
     nlh->nlmsg_flags = NLM_F_MULTI | NLM_F_ACK_TLVS;
     *msg.put_extra<int>() = -EOPNOTSUPP;
     msg.put_strz(NLMSGERR_ATTR_MSG, "no stats");
-    ksft::nl::Status st = ksft::nl::parse_error_msg(nlh);
+    netutil::nl::Status st = netutil::nl::parse_error_msg(nlh);
     EXPECT_EQ(st.err, EOPNOTSUPP);
     EXPECT_EQ(st.extack, "no stats");
 
     msg.start(NLMSG_DONE, NLM_F_MULTI);
     *msg.put_extra<int>() = 0;
-    EXPECT_TRUE(ksft::nl::parse_error_msg(msg.hdr()).ok());
+    EXPECT_TRUE(netutil::nl::parse_error_msg(msg.hdr()).ok());
 }
 
 TEST(Nl, UintAttribute)
@@ -513,44 +513,44 @@ TEST(Nl, UintAttribute)
     msg.put_u32(1, 7);
     msg.put_u64(2, 1ULL << 40);
     msg.put_u16(3, 9);
-    auto tb = ksft::nl::parse_attrs(nlh, 0, 4);
-    EXPECT_EQ(ksft::nl::attr_uint(tb, 1), 7U);
-    EXPECT_EQ(ksft::nl::attr_uint(tb, 2), 1ULL << 40);
-    EXPECT_FALSE(ksft::nl::attr_uint(tb, 3));
-    EXPECT_FALSE(ksft::nl::attr_u32(tb, 3)); // too short
-    EXPECT_EQ(ksft::nl::attr_u16(tb, 3), 9U);
-    EXPECT_FALSE(ksft::nl::attr_u32(tb, 4));
-    EXPECT_FALSE(ksft::nl::attr_u32(tb, 40)); // beyond the table
+    auto tb = netutil::nl::parse_attrs(nlh, 0, 4);
+    EXPECT_EQ(netutil::nl::attr_uint(tb, 1), 7U);
+    EXPECT_EQ(netutil::nl::attr_uint(tb, 2), 1ULL << 40);
+    EXPECT_FALSE(netutil::nl::attr_uint(tb, 3));
+    EXPECT_FALSE(netutil::nl::attr_u32(tb, 3)); // too short
+    EXPECT_EQ(netutil::nl::attr_u16(tb, 3), 9U);
+    EXPECT_FALSE(netutil::nl::attr_u32(tb, 4));
+    EXPECT_FALSE(netutil::nl::attr_u32(tb, 40)); // beyond the table
 }
 
 TEST(Ethtool, ChannelsMessages)
 {
     Message msg;
-    const nlmsghdr *nlh = ksft::ethtool::build_channels_get(msg, 21, "eth0");
+    const nlmsghdr *nlh = netutil::ethtool::build_channels_get(msg, 21, "eth0");
     EXPECT_EQ(nlh->nlmsg_type, 21);
     const auto *g = static_cast<const genlmsghdr *>(mnl_nlmsg_get_payload(nlh));
     EXPECT_EQ(g->cmd, ETHTOOL_MSG_CHANNELS_GET);
-    auto tb = ksft::nl::parse_attrs(nlh, sizeof(genlmsghdr), ETHTOOL_A_CHANNELS_MAX);
+    auto tb = netutil::nl::parse_attrs(nlh, sizeof(genlmsghdr), ETHTOOL_A_CHANNELS_MAX);
     ASSERT_NE(tb[ETHTOOL_A_CHANNELS_HEADER], nullptr);
-    auto hdr = ksft::nl::parse_nested(tb[ETHTOOL_A_CHANNELS_HEADER], ETHTOOL_A_HEADER_MAX);
-    EXPECT_EQ(ksft::nl::attr_str(hdr, ETHTOOL_A_HEADER_DEV_NAME), "eth0");
+    auto hdr = netutil::nl::parse_nested(tb[ETHTOOL_A_CHANNELS_HEADER], ETHTOOL_A_HEADER_MAX);
+    EXPECT_EQ(netutil::nl::attr_str(hdr, ETHTOOL_A_HEADER_DEV_NAME), "eth0");
 
-    ksft::ethtool::ChannelsRequest req;
+    netutil::ethtool::ChannelsRequest req;
     req.combined = 4;
-    nlh = ksft::ethtool::build_channels_set(msg, 21, "eth1", req);
+    nlh = netutil::ethtool::build_channels_set(msg, 21, "eth1", req);
     g = static_cast<const genlmsghdr *>(mnl_nlmsg_get_payload(nlh));
     EXPECT_EQ(g->cmd, ETHTOOL_MSG_CHANNELS_SET);
-    tb = ksft::nl::parse_attrs(nlh, sizeof(genlmsghdr), ETHTOOL_A_CHANNELS_MAX);
-    EXPECT_EQ(ksft::nl::attr_u32(tb, ETHTOOL_A_CHANNELS_COMBINED_COUNT), 4U);
+    tb = netutil::nl::parse_attrs(nlh, sizeof(genlmsghdr), ETHTOOL_A_CHANNELS_MAX);
+    EXPECT_EQ(netutil::nl::attr_u32(tb, ETHTOOL_A_CHANNELS_COMBINED_COUNT), 4U);
     EXPECT_EQ(tb[ETHTOOL_A_CHANNELS_TX_COUNT], nullptr);
     EXPECT_EQ(tb[ETHTOOL_A_CHANNELS_RX_COUNT], nullptr);
 
-    nlmsghdr *rep = ksft::nl::genl_start(msg, 21, ETHTOOL_MSG_CHANNELS_GET_REPLY, 1, 0);
+    nlmsghdr *rep = netutil::nl::genl_start(msg, 21, ETHTOOL_MSG_CHANNELS_GET_REPLY, 1, 0);
     msg.put_u32(ETHTOOL_A_CHANNELS_COMBINED_MAX, 8);
     msg.put_u32(ETHTOOL_A_CHANNELS_COMBINED_COUNT, 2);
     msg.put_u32(ETHTOOL_A_CHANNELS_TX_MAX, 1);
-    ksft::ethtool::Channels ch;
-    ASSERT_TRUE(ksft::ethtool::parse_channels(rep, ch).ok());
+    netutil::ethtool::Channels ch;
+    ASSERT_TRUE(netutil::ethtool::parse_channels(rep, ch).ok());
     EXPECT_EQ(ch.combined_max, 8U);
     EXPECT_EQ(ch.combined_count, 2U);
     EXPECT_EQ(ch.tx_max, 1U);
@@ -560,27 +560,27 @@ TEST(Ethtool, ChannelsMessages)
 TEST(Netdev, QstatsRequestAndReply)
 {
     Message msg;
-    const nlmsghdr *nlh = ksft::netdev::build_qstats_get(msg, 33, 7, true);
+    const nlmsghdr *nlh = netutil::netdev::build_qstats_get(msg, 33, 7, true);
     const auto *g = static_cast<const genlmsghdr *>(mnl_nlmsg_get_payload(nlh));
     EXPECT_EQ(g->cmd, NETDEV_CMD_QSTATS_GET);
-    auto tb = ksft::nl::parse_attrs(nlh, sizeof(genlmsghdr), NETDEV_A_QSTATS_MAX);
-    EXPECT_EQ(ksft::nl::attr_u32(tb, NETDEV_A_QSTATS_IFINDEX), 7U);
-    EXPECT_EQ(ksft::nl::attr_u32(tb, NETDEV_A_QSTATS_SCOPE), NETDEV_QSTATS_SCOPE_QUEUE);
+    auto tb = netutil::nl::parse_attrs(nlh, sizeof(genlmsghdr), NETDEV_A_QSTATS_MAX);
+    EXPECT_EQ(netutil::nl::attr_u32(tb, NETDEV_A_QSTATS_IFINDEX), 7U);
+    EXPECT_EQ(netutil::nl::attr_u32(tb, NETDEV_A_QSTATS_SCOPE), NETDEV_QSTATS_SCOPE_QUEUE);
 
-    nlh = ksft::netdev::build_qstats_get(msg, 33, 7, false);
-    tb = ksft::nl::parse_attrs(nlh, sizeof(genlmsghdr), NETDEV_A_QSTATS_MAX);
+    nlh = netutil::netdev::build_qstats_get(msg, 33, 7, false);
+    tb = netutil::nl::parse_attrs(nlh, sizeof(genlmsghdr), NETDEV_A_QSTATS_MAX);
     EXPECT_EQ(tb[NETDEV_A_QSTATS_SCOPE], nullptr);
 
-    nlmsghdr *rep = ksft::nl::genl_start(msg, 33, NETDEV_CMD_QSTATS_GET, 1, 0);
+    nlmsghdr *rep = netutil::nl::genl_start(msg, 33, NETDEV_CMD_QSTATS_GET, 1, 0);
     msg.put_u32(NETDEV_A_QSTATS_IFINDEX, 7);
     msg.put_u32(NETDEV_A_QSTATS_QUEUE_TYPE, NETDEV_QUEUE_TYPE_TX);
     msg.put_u32(NETDEV_A_QSTATS_QUEUE_ID, 3);
     msg.put_u32(NETDEV_A_QSTATS_TX_PACKETS, 100);
     msg.put_u64(NETDEV_A_QSTATS_TX_BYTES, 1ULL << 33);
-    ksft::netdev::QStats q;
-    ASSERT_TRUE(ksft::netdev::parse_qstats(rep, q).ok());
+    netutil::netdev::QStats q;
+    ASSERT_TRUE(netutil::netdev::parse_qstats(rep, q).ok());
     EXPECT_EQ(q.ifindex, 7);
-    EXPECT_EQ(q.queue_type, ksft::netdev::QueueType::tx);
+    EXPECT_EQ(q.queue_type, netutil::netdev::QueueType::tx);
     EXPECT_EQ(q.queue_id, 3U);
     EXPECT_EQ(q.tx_packets, 100U);
     EXPECT_EQ(q.tx_bytes, 1ULL << 33);
@@ -589,8 +589,8 @@ TEST(Netdev, QstatsRequestAndReply)
 
 TEST(Netdev, CheckQstats)
 {
-    using ksft::netdev::QStats;
-    using ksft::netdev::QueueType;
+    using netutil::netdev::QStats;
+    using netutil::netdev::QueueType;
     std::vector<QStats> queues(3);
     for (std::uint32_t i = 0; i < 3; ++i) {
         queues[i].ifindex = 7;
@@ -601,19 +601,19 @@ TEST(Netdev, CheckQstats)
     QStats dev;
     dev.ifindex = 7;
     dev.tx_packets = 30;
-    EXPECT_EQ(ksft::netdev::sum_tx_packets(queues), 30U);
-    EXPECT_EQ(ksft::netdev::active_tx_queues(queues), 2U);
-    EXPECT_EQ(ksft::netdev::active_tx_queues(queues, 20), 1U);
-    EXPECT_EQ(ksft::netdev::check_qstats(queues, dev), "");
+    EXPECT_EQ(netutil::netdev::sum_tx_packets(queues), 30U);
+    EXPECT_EQ(netutil::netdev::active_tx_queues(queues), 2U);
+    EXPECT_EQ(netutil::netdev::active_tx_queues(queues, 20), 1U);
+    EXPECT_EQ(netutil::netdev::check_qstats(queues, dev), "");
 
     dev.tx_packets = 29;
-    EXPECT_NE(ksft::netdev::check_qstats(queues, dev).find("exceeds"), std::string::npos);
+    EXPECT_NE(netutil::netdev::check_qstats(queues, dev).find("exceeds"), std::string::npos);
     dev.tx_packets = 30;
     queues[2].queue_id = 1;
-    EXPECT_NE(ksft::netdev::check_qstats(queues, dev).find("duplicate"), std::string::npos);
+    EXPECT_NE(netutil::netdev::check_qstats(queues, dev).find("duplicate"), std::string::npos);
     queues[2].queue_id = 2;
     queues[0].rx_bytes = 5;
-    EXPECT_NE(ksft::netdev::check_qstats(queues, dev).find("no total"), std::string::npos);
+    EXPECT_NE(netutil::netdev::check_qstats(queues, dev).find("no total"), std::string::npos);
 }
 
 } // namespace

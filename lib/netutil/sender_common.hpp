@@ -12,7 +12,7 @@
 
 #include <sys/socket.h>
 
-namespace ksft::pkt {
+namespace netutil::pkt {
 
 struct ThreadResult {
     int cpu = -1;
@@ -81,4 +81,4 @@ struct BatchSend {
 // null) becomes true, checked between calls. Adds to res.sent, dropped and retries.
 void send_batches(const BatchSend &b, const std::atomic<bool> *stop, ThreadResult &res);
 
-} // namespace ksft::pkt
+} // namespace netutil::pkt

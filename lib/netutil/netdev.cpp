@@ -9,7 +9,7 @@
 #include "strutil.hpp"
 #include "uapi_compat.hpp"
 
-namespace ksft::netdev {
+namespace netutil::netdev {
 
 nlmsghdr *build_qstats_get(nl::Message &msg, std::uint16_t family, int ifindex, bool per_queue)
 {
@@ -156,4 +156,4 @@ std::string check_qstats(const std::vector<QStats> &queues, const QStats &device
     return {};
 }
 
-} // namespace ksft::netdev
+} // namespace netutil::netdev

@@ -11,7 +11,7 @@
 #include <fcntl.h>
 #include <unistd.h>
 
-namespace ksft::sysfs {
+namespace netutil::sysfs {
 
 std::optional<std::string> read_file(const std::string &path)
 {
@@ -177,4 +177,4 @@ std::string disable_ipv6(std::string_view dev)
     return write_file("/proc/sys/net/ipv6/conf/" + std::string(dev) + "/disable_ipv6", "1\n");
 }
 
-} // namespace ksft::sysfs
+} // namespace netutil::sysfs

@@ -18,7 +18,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-namespace ksft::pkt {
+namespace netutil::pkt {
 namespace {
 
 void put16(std::uint8_t *p, std::uint16_t v)
@@ -394,4 +394,4 @@ std::vector<int> online_cpus()
     return read_cpu_file("/sys/devices/system/cpu/online");
 }
 
-} // namespace ksft::pkt
+} // namespace netutil::pkt

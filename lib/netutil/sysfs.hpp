@@ -9,7 +9,7 @@
 #include <utility>
 #include <vector>
 
-namespace ksft::sysfs {
+namespace netutil::sysfs {
 
 inline constexpr std::string_view kSysClassNet = "/sys/class/net";
 
@@ -88,4 +88,4 @@ std::string map_cpus_to_queues(std::string_view dev, const std::vector<int> &cpu
 // kernel has no IPv6 at all.
 std::string disable_ipv6(std::string_view dev);
 
-} // namespace ksft::sysfs
+} // namespace netutil::sysfs

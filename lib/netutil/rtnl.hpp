@@ -13,7 +13,7 @@
 
 #include "nl.hpp"
 
-namespace ksft::rtnl {
+namespace netutil::rtnl {
 
 using nl::Status;
 
@@ -172,4 +172,4 @@ nlmsghdr *build_matchall(nl::Message &msg, std::uint16_t type, std::uint16_t fla
 Status filter_add(nl::Socket &sock, const MatchallSpec &spec);
 Status filter_delete(nl::Socket &sock, const MatchallSpec &spec);
 
-} // namespace ksft::rtnl
+} // namespace netutil::rtnl

@@ -13,7 +13,7 @@
 namespace {
 
 namespace fs = std::filesystem;
-using ksft::sysfs::cpu_mask;
+using netutil::sysfs::cpu_mask;
 
 TEST(Sysfs, CpuMaskFormat)
 {
@@ -38,18 +38,18 @@ TEST(Sysfs, WriteAndReadExistingFileOnly)
     const std::string file = (dir / "knob").string();
     std::ofstream(file) << "0\n";
 
-    EXPECT_EQ(ksft::sysfs::write_file(file, "1\n"), "");
-    EXPECT_EQ(ksft::sysfs::read_file(file), "1\n");
+    EXPECT_EQ(netutil::sysfs::write_file(file, "1\n"), "");
+    EXPECT_EQ(netutil::sysfs::read_file(file), "1\n");
 
     const std::string missing = (dir / "missing").string();
-    const std::string err = ksft::sysfs::write_file(missing, "1");
+    const std::string err = netutil::sysfs::write_file(missing, "1");
     EXPECT_NE(err.find(missing), std::string::npos);
     EXPECT_FALSE(fs::exists(missing)); // never created
-    EXPECT_FALSE(ksft::sysfs::read_file(missing).has_value());
+    EXPECT_FALSE(netutil::sysfs::read_file(missing).has_value());
 
-    const std::string xps = ksft::sysfs::set_xps_cpus("ksft-no-such-dev", 3, {1});
+    const std::string xps = netutil::sysfs::set_xps_cpus("ksft-no-such-dev", 3, {1});
     EXPECT_NE(xps.find("/sys/class/net/ksft-no-such-dev/queues/tx-3/xps_cpus"), std::string::npos);
-    const std::string map = ksft::sysfs::map_cpus_to_queues("ksft-no-such-dev", {0, 1});
+    const std::string map = netutil::sysfs::map_cpus_to_queues("ksft-no-such-dev", {0, 1});
     EXPECT_NE(map.find("/sys/class/net/ksft-no-such-dev/queues/tx-0/xps_cpus"), std::string::npos);
     fs::remove_all(dir);
 }
@@ -57,7 +57,7 @@ TEST(Sysfs, WriteAndReadExistingFileOnly)
 TEST(Sysfs, ReadsProcAndNumbers)
 {
     // A real procfs file: read(2) until EOF, whatever its size.
-    const auto stat = ksft::sysfs::read_file("/proc/self/stat");
+    const auto stat = netutil::sysfs::read_file("/proc/self/stat");
     ASSERT_TRUE(stat.has_value());
     EXPECT_EQ(stat->rfind(std::to_string(getpid()) + " (", 0), 0U);
 
@@ -67,10 +67,10 @@ TEST(Sysfs, ReadsProcAndNumbers)
     std::ofstream(dir / "n") << "42\n";
     std::ofstream(dir / "bad") << "4 2\n";
     std::ofstream(dir / "empty") << "";
-    EXPECT_EQ(ksft::sysfs::read_u64(dir / "n"), 42U);
-    EXPECT_FALSE(ksft::sysfs::read_u64(dir / "bad"));
-    EXPECT_FALSE(ksft::sysfs::read_u64(dir / "empty"));
-    EXPECT_FALSE(ksft::sysfs::read_u64(dir / "missing"));
+    EXPECT_EQ(netutil::sysfs::read_u64(dir / "n"), 42U);
+    EXPECT_FALSE(netutil::sysfs::read_u64(dir / "bad"));
+    EXPECT_FALSE(netutil::sysfs::read_u64(dir / "empty"));
+    EXPECT_FALSE(netutil::sysfs::read_u64(dir / "missing"));
     fs::remove_all(dir);
 }
 
@@ -81,13 +81,13 @@ TEST(Sysfs, WriteModes)
     const fs::path dir = tmpl;
     const std::string file = dir / "cmd";
     std::ofstream(file) << "old\n";
-    using ksft::sysfs::WriteMode;
-    EXPECT_EQ(ksft::sysfs::write_errno(file, "a\n", WriteMode::append), 0);
-    EXPECT_EQ(ksft::sysfs::write_errno(file, "b\n", WriteMode::append), 0);
-    EXPECT_EQ(ksft::sysfs::read_file(file), "old\na\nb\n");
-    EXPECT_EQ(ksft::sysfs::write_errno(file, "c"), 0);
-    EXPECT_EQ(ksft::sysfs::read_file(file), "c");
-    EXPECT_EQ(ksft::sysfs::write_errno(dir / "missing", "x"), ENOENT);
+    using netutil::sysfs::WriteMode;
+    EXPECT_EQ(netutil::sysfs::write_errno(file, "a\n", WriteMode::append), 0);
+    EXPECT_EQ(netutil::sysfs::write_errno(file, "b\n", WriteMode::append), 0);
+    EXPECT_EQ(netutil::sysfs::read_file(file), "old\na\nb\n");
+    EXPECT_EQ(netutil::sysfs::write_errno(file, "c"), 0);
+    EXPECT_EQ(netutil::sysfs::read_file(file), "c");
+    EXPECT_EQ(netutil::sysfs::write_errno(dir / "missing", "x"), ENOENT);
     fs::remove_all(dir);
 }
 
@@ -109,11 +109,11 @@ protected:
 
     std::string xps_path(unsigned q) const
     {
-        return ksft::sysfs::xps_path("dummy0", q, root_.string());
+        return netutil::sysfs::xps_path("dummy0", q, root_.string());
     }
     std::string xps(unsigned q) const
     {
-        std::string s = ksft::sysfs::read_file(xps_path(q)).value_or("?");
+        std::string s = netutil::sysfs::read_file(xps_path(q)).value_or("?");
         if (!s.empty() && s.back() == '\n')
             s.pop_back();
         return s;
@@ -125,17 +125,17 @@ protected:
 TEST_F(FakeXps, QueueCount)
 {
     fs::create_directories(root_ / "dummy0/queues/rx-0");
-    EXPECT_EQ(ksft::sysfs::queue_count("dummy0", "tx", root_.string()), 3U);
-    EXPECT_EQ(ksft::sysfs::queue_count("dummy0", "rx", root_.string()), 1U);
-    EXPECT_FALSE(ksft::sysfs::queue_count("nodev", "tx", root_.string()));
-    EXPECT_EQ(ksft::sysfs::queue_count("lo", "tx"), 1U); // the real /sys/class/net
+    EXPECT_EQ(netutil::sysfs::queue_count("dummy0", "tx", root_.string()), 3U);
+    EXPECT_EQ(netutil::sysfs::queue_count("dummy0", "rx", root_.string()), 1U);
+    EXPECT_FALSE(netutil::sysfs::queue_count("nodev", "tx", root_.string()));
+    EXPECT_EQ(netutil::sysfs::queue_count("lo", "tx"), 1U); // the real /sys/class/net
 }
 
 TEST_F(FakeXps, OverrideAndRestore)
 {
     EXPECT_EQ(xps_path(2), (root_ / "dummy0/queues/tx-2/xps_cpus").string());
     {
-        ksft::sysfs::XpsOverride x("dummy0", root_);
+        netutil::sysfs::XpsOverride x("dummy0", root_);
         ASSERT_EQ(x.apply({0, 5}, 3), "");
         EXPECT_EQ(xps(0), "1");
         EXPECT_EQ(xps(1), "20");
@@ -144,7 +144,7 @@ TEST_F(FakeXps, OverrideAndRestore)
     for (unsigned q = 0; q < 3; ++q)
         EXPECT_EQ(xps(q), "00000003") << q;
 
-    ksft::sysfs::XpsOverride bad("dummy0", root_);
+    netutil::sysfs::XpsOverride bad("dummy0", root_);
     EXPECT_NE(bad.apply({0, 1}, 4).find("tx-3"), std::string::npos);
     EXPECT_EQ(xps(0), "00000003"); // nothing changed
 }
@@ -152,7 +152,7 @@ TEST_F(FakeXps, OverrideAndRestore)
 TEST_F(FakeXps, KeepLeavesTheMaps)
 {
     {
-        ksft::sysfs::XpsOverride x("dummy0", root_);
+        netutil::sysfs::XpsOverride x("dummy0", root_);
         ASSERT_EQ(x.apply({1, 0}), ""); // as many queues as CPUs
         x.keep();
     }

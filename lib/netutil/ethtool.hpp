@@ -7,7 +7,7 @@
 
 #include "nl.hpp"
 
-namespace ksft::ethtool {
+namespace netutil::ethtool {
 
 using nl::Status;
 
@@ -50,4 +50,4 @@ private:
     nl::GenlFamily genl_;
 };
 
-} // namespace ksft::ethtool
+} // namespace netutil::ethtool

@@ -8,7 +8,7 @@
 
 #include "nl.hpp"
 
-namespace ksft::netdev {
+namespace netutil::netdev {
 
 using nl::Status;
 
@@ -62,4 +62,4 @@ std::size_t active_tx_queues(const std::vector<QStats> &queues, std::uint64_t mi
 // description of the first problem.
 std::string check_qstats(const std::vector<QStats> &queues, const QStats &device);
 
-} // namespace ksft::netdev
+} // namespace netutil::netdev
