@@ -11,6 +11,9 @@ format-patch output (one commit per net fix, in order, plus a README).
                                       git am its backports on stable/<version>
   stable.py export VERSION WORKTREE   write branch stable/<version> back to
                                       patches/stable/<version>/
+  stable.py vm VERSION...             apply, then build the tree's base and its
+                                      backports (x86, the test kernel configs) and
+                                      boot both with selftests/stable.json's plan
 
 A backport's body starts with "commit <id> upstream.", <id> being the commit
 the fix has on the net series branch that `series.py apply` creates on the
@@ -335,6 +338,35 @@ def vm_plan(version, plan=SELFTESTS / "stable.json", programs=SELFTESTS / "progr
     return [(n, kinds[n]) for n in kinds if n in names], expect
 
 
+def build_and_boot(t, info, ws, results, log=print):
+    """Build the stable tree's base and backported kernels and run vm_plan()'s
+    programs on both (selftests_run.run_matrix). Returns its Outcome; raises
+    StableError naming the tree and kernel whose build failed."""
+    sys.path.insert(0, str(ROOT / "ci"))
+    import selftests_run  # noqa: PLC0415
+
+    frags = [ROOT / "kernel/configs/vng.config", ROOT / "kernel/configs/net-tests.config"]
+    src = worktree_for(info["BASE_REPO"], ws / f"stable-{t.version}" / "src", info["BASE_TAG"])
+    builds = {}
+    for label, rev in (("base", info["BASE_TAG"]), ("patched", t.branch)):
+        series.git(src, "checkout", "-q", "-f", "--detach", rev)
+        out = ws / f"stable-{t.version}" / f"build-x86-{label}"
+        log(f"  building stable {t.version} {label} ({rev}) in {out}")
+        res = subprocess.run(["bash", str(ROOT / "kernel/build.sh"), str(src), str(out),
+                              "x86_64", *map(str, frags)], text=True, capture_output=True)
+        (Path(results) / f"build-{label}.log").parent.mkdir(parents=True, exist_ok=True)
+        (Path(results) / f"build-{label}.log").write_text(res.stdout + res.stderr)
+        if res.returncode:
+            tail = "\n  ".join((res.stdout + res.stderr).strip().splitlines()[-8:])
+            raise StableError(f"stable {t.version}: the {label} kernel does not build "
+                              f"(kernel/build.sh exit {res.returncode}):\n  {tail}")
+        builds[label] = out
+    progs, expect = vm_plan(t.version)
+    # The tree's own selftests (run as @TREE@) are those of the backported tree.
+    return selftests_run.run_matrix(builds, Path(results) / "vm", tree=src, log=log,
+                                    expect=expect, progs=progs)
+
+
 # ---- export ----------------------------------------------------------------
 
 def export(version, worktree, pins=PINS, patches=PATCHES, conf=None, base=None):
@@ -389,6 +421,10 @@ def main(argv=None):
     a.add_argument("--repo", help="use this repository instead of fetching and importing "
                    "the pinned tree (with --base)")
     a.add_argument("--base", help="with --repo: the commit or tag to apply to")
+    v = sub.add_parser("vm", help="apply, build base and backports, boot both with the plan")
+    v.add_argument("versions", nargs="+")
+    v.add_argument("--results", type=Path, default=ROOT / "results" / "stable",
+                   help="per tree: build logs, KTAP and consoles (default %(default)s)")
     e = sub.add_parser("export", help="write branch stable/VERSION back to patches/stable/")
     e.add_argument("version")
     e.add_argument("worktree")
@@ -406,6 +442,21 @@ def main(argv=None):
             if problems:
                 raise StableError("\n".join(problems))
             print(f"ok: {sum(len(t.patches) for t in trees(**where))} backports name net fixes")
+        elif args.cmd == "vm":
+            ws, failed = cache_dir() / "ws", []
+            for t in [tree(v, **where) for v in args.versions]:
+                print(f"stable {t.version}: {t.env['BASE_PACKAGE']} {t.env['BASE_VERSION']}")
+                info = fetch_import(t)
+                wt = worktree_for(info["BASE_REPO"], ws / f"stable-{t.version}" / "src",
+                                  info["BASE_TAG"])
+                apply_stable(t.version, wt, base=info["BASE_TAG"], net=args.net, **where)
+                out = build_and_boot(t, info, ws, args.results / t.version)
+                print(out.matrix)
+                print(f"stable {t.version}: {out.summary}")
+                if not out.ok:
+                    failed.append(t.version)
+            if failed:
+                raise StableError(f"stable VM matrix failed on: {', '.join(failed)}")
         elif args.cmd == "apply":
             if bool(args.repo) != bool(args.base):
                 ap.error("--repo and --base go together")
