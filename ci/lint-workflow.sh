@@ -78,7 +78,7 @@ for path in sys.argv[1:]:
             if not run:
                 continue
             where = f"{path}: job {name}, step {i} ({step.get('name', run.splitlines()[0])})"
-            for m in re.finditer(r"ci/pipeline\.py\s+(\S+)\s+--only((?:\s+[\w-]+)+)", run):
+            for m in re.finditer(r"ci/pipeline\.py\s+(\S+)\s+--only((?:[ \t]+[\w-]+)+)", run):
                 try:
                     pipeline.Pipeline.select(m[1], m[2].split())
                 except (pipeline.UsageError, KeyError) as err:

@@ -289,6 +289,23 @@ class PinTest(unittest.TestCase):
         with self.assertRaises(stable.StableError):
             stable.vm_plan("9.9")
 
+    def test_vm_build_failure_names_tree_and_kernel(self):
+        # A stable kernel that does not build: the error names the tree, the
+        # kernel (base or patched) and shows the end of the build output.
+        from unittest import mock
+        t = stable.tree("6.12")
+        failed = subprocess.CompletedProcess([], 2, "", "dummy.c:1: error: boom\n")
+        with tempfile.TemporaryDirectory() as tmp, \
+                mock.patch.object(stable, "worktree_for", return_value=Path(tmp)), \
+                mock.patch.object(stable.series, "git"), \
+                mock.patch.object(stable.subprocess, "run", return_value=failed):
+            with self.assertRaises(stable.StableError) as cm:
+                stable.build_and_boot(t, {"BASE_REPO": tmp, "BASE_TAG": "t"}, Path(tmp),
+                                      Path(tmp) / "results", log=lambda *_: None)
+        msg = str(cm.exception)
+        self.assertIn("stable 6.12: the base kernel does not build", msg)
+        self.assertIn("dummy.c:1: error: boom", msg)
+
     def test_series_module_shared(self):
         self.assertTrue(issubclass(stable.StableError, series.SeriesError))
 
