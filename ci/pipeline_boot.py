@@ -68,7 +68,7 @@ class BootStages(TreeStages):
                        fragments=normal + [ROOT / f"kernel/configs/{cfg}.config"])
             res = selftests_run.run_matrix({"patched": out}, self.results / f"vm-{cfg}",
                                            tree=self.series_tree, log=log, progs=progs,
-                                           timeout=3600)
+                                           timeout=3600, churn_seconds=60)
             st.cases.extend(dataclasses.replace(c, suite=f"{cfg}.{c.suite}") for c in res.cases)
             summaries.append(f"{cfg}: {res.summary}")
             log(res.matrix)

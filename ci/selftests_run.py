@@ -521,7 +521,7 @@ def judge(runs, expect, progs, labels, problems=None):
 
 
 def run_matrix(kernels, outdir, bindir=ROOT / "build/cxx", tree="", timeout=1800, log=print,
-               expect=None, progs=None):
+               expect=None, progs=None, churn_seconds=20):
     """kernels: {label: build_dir}. Boots each, runs the programs and judges
     them (expect, progs: expectations.json and programs.txt unless given).
     Returns an Outcome with cases and matrix."""
@@ -533,7 +533,8 @@ def run_matrix(kernels, outdir, bindir=ROOT / "build/cxx", tree="", timeout=1800
     for label, build in kernels.items():
         rw = Path(outdir) / label
         log(f"  booting the {label} kernel (TCG) and running {len(progs)} program(s)")
-        res = vm.run_vm(build, f"bash {ROOT}/selftests/run-in-vm.sh {rw} {bindir} {tree}{only}",
+        res = vm.run_vm(build, f"CHURN_SECONDS={int(churn_seconds)} "
+                        f"bash {ROOT}/selftests/run-in-vm.sh {rw} {bindir} {tree}{only}",
                         rwdir=rw, timeout=timeout, log_path=Path(outdir) / f"{label}-console.log")
         log(f"    {label}: {res.reason()} after {res.seconds:.0f}s "
             f"(console: {res.log_path})")

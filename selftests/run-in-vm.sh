@@ -21,6 +21,7 @@ while read -r name kind cmd; do
 	cmd=${cmd//@BIN@/$bindir}
 	cmd=${cmd//@TREE@/$kernel_tree}
 	cmd=${cmd//@SELFTESTS@/$here}
+	cmd=${cmd//@CHURN_SECONDS@/${CHURN_SECONDS:-20}}
 	echo "### running $name: $cmd"
 	timeout 900 bash -c "$cmd" > "$out/$name.out" 2> "$out/$name.stderr"
 	rc=$?
