@@ -23,8 +23,8 @@ DEFAULT_CONFIGS = [HERE / "net.kunitconfig", HERE / "series.kunitconfig"]
 # default configs that lacks one of them fails.
 SERIES_SUITES = ("dummy_qstats",)
 # The same suites again on a debug UML kernel: KASAN (with vmalloc) and lockdep.
-DEBUG_KCONFIG = ("CONFIG_KASAN=y", "CONFIG_KASAN_VMALLOC=y", "CONFIG_PROVE_LOCKING=y",
-                 "CONFIG_DEBUG_ATOMIC_SLEEP=y")
+DEBUG_KCONFIG = ("CONFIG_DEBUG_KERNEL=y", "CONFIG_KASAN=y", "CONFIG_KASAN_VMALLOC=y",
+                 "CONFIG_PROVE_LOCKING=y", "CONFIG_DEBUG_ATOMIC_SLEEP=y")
 
 
 @dataclass
