@@ -24,7 +24,9 @@
 //     the qdisc returned NET_XMIT_CN or the packet was deferred to another CPU's run);
 //   - still queued in the root qdisc (its qlen), or freed with a root qdisc that was
 //     deleted: the replace request asks for an echo (NLM_F_ECHO) and gets the old root's
-//     RTM_DELQDISC with its final drops and qlen.
+//     RTM_DELQDISC with its final drops and qlen. For a root replaced while sending that
+//     qlen is an upper bound (mq is read before the replace, and its children transmit
+//     until then), so it counts only as far as it explains a shortfall (churn::balance()).
 // ENETDOWN (packet_snd() found the device down) and ENXIO/ENODEV (the device is gone)
 // leave before a packet is built: nothing counts them, nothing should. The root stays a
 // qdisc with a queue all along (never noqueue, whose down path counts tx_dropped and
@@ -693,11 +695,12 @@ public:
         }
     }
 
-    // A root that was deleted, with its last counters.
-    void retire(const QdiscCounters &c)
+    // A root that was deleted, with its last counters; live: while the senders ran, when
+    // its qlen is only an upper bound of what was freed with it.
+    void retire(const QdiscCounters &c, bool live)
     {
         drops_ += churn::delta32(base(c.handle), c.drops);
-        freed_ += c.qlen;
+        (live ? freed_at_most_ : freed_) += c.qlen;
         if (c.handle == start_handle_)
             start_retired_ = true;
     }
@@ -708,6 +711,7 @@ public:
         l.queued_before = queued_before_;
         l.qdisc_drops = drops_ + churn::delta32(base(c.handle), c.drops);
         l.freed = freed_;
+        l.freed_at_most = freed_at_most_;
         l.queued_after = c.qlen;
     }
 
@@ -722,6 +726,7 @@ private:
     std::uint64_t queued_before_ = 0;
     std::uint64_t drops_ = 0;
     std::uint64_t freed_ = 0;
+    std::uint64_t freed_at_most_ = 0;
     bool start_retired_ = false;
 };
 
@@ -733,7 +738,8 @@ std::uint32_t root_handle(const churn::State &s)
 // Replaces the root qdisc; the old root's last counters go to ledger. An mq root is read
 // just before (its RTM_DELQDISC sums the queues of its successor, see the top of the file).
 // When the replace succeeded but the old root's counters could not be had, note says so.
-Status replace_root(Fixture &f, const churn::Action &a, RootLedger &ledger, std::string &note)
+Status replace_root(Fixture &f, const churn::Action &a, RootLedger &ledger, bool live,
+                    std::string &note)
 {
     std::optional<QdiscCounters> old;
     if (f.state.root == churn::RootKind::mq) {
@@ -761,9 +767,9 @@ Status replace_root(Fixture &f, const churn::Action &a, RootLedger &ledger, std:
     if (!st.ok())
         return st;
     if (old)
-        ledger.retire(*old);
+        ledger.retire(*old, live);
     else if (deleted)
-        ledger.retire(*deleted);
+        ledger.retire(*deleted, live);
     else
         note = "no RTM_DELQDISC echo with the old root's counters";
     return st;
@@ -771,7 +777,7 @@ Status replace_root(Fixture &f, const churn::Action &a, RootLedger &ledger, std:
 
 // Makes the change. note: what to add to its line; problem: why the balance of the phase
 // cannot be trusted although the change was made.
-Status perform(Fixture &f, const churn::Action &a, RootLedger &ledger, std::string &note,
+Status perform(Fixture &f, const churn::Action &a, RootLedger &ledger, bool live, std::string &note,
                std::string &problem)
 {
     using churn::ActionType;
@@ -786,7 +792,7 @@ Status perform(Fixture &f, const churn::Action &a, RootLedger &ledger, std::stri
         return f.ethtool->channels_set(f.name, req);
     }
     case ActionType::replace_root:
-        return replace_root(f, a, ledger, problem);
+        return replace_root(f, a, ledger, live, problem);
     case ActionType::change_limit: {
         rtnl::QdiscSpec spec;
         spec.ifindex = f.ifindex;
@@ -921,14 +927,14 @@ private:
             }
         };
         std::string problem;
-        Status st = perform(f_, a, ledger_, note, problem);
+        Status st = perform(f_, a, ledger_, !held, note, problem);
         settle();
         if (st.ok() && a.blip_ms != 0) {
             std::this_thread::sleep_for(milliseconds(a.blip_ms));
             churn::Action back = a;
             back.on = true;
             back.blip_ms = 0;
-            st = perform(f_, back, ledger_, note, problem);
+            st = perform(f_, back, ledger_, !held, note, problem);
             settle();
         }
         if (!problem.empty())
@@ -1009,6 +1015,7 @@ private:
         f_.totals.link_dropped += l.link_dropped;
         f_.totals.qdisc_drops += l.qdisc_drops;
         f_.totals.freed += l.freed;
+        f_.totals.freed_at_most += l.freed_at_most;
         if (!plan_.exact)
             f_.unaccounted += b.unaccounted;
         if (!f_.no_channels.empty())
@@ -1291,6 +1298,7 @@ Outcome summary()
     msg += cat(f.phases_run, " phases, ", f.phases_failed, " failed; senders: ", t.sent, " sent, ",
                t.nobufs, " ENOBUFS; link tx_packets +", t.link_tx, ", tx_dropped +", t.link_dropped,
                "; qdisc drops +", t.qdisc_drops, "; freed with deleted qdiscs ", t.freed,
+               " (+ at most ", t.freed_at_most, " queued in roots replaced while sending)",
                "; not counted (live phases) ", f.unaccounted);
     if (f.phases_run != f.plan.size())
         problems.push_back(cat("only ", f.phases_run, " of ", f.plan.size(), " phases ran"));

@@ -337,15 +337,22 @@ std::uint64_t delta32(std::uint32_t before, std::uint32_t after)
 Balance balance(const Ledger &l)
 {
     const std::uint64_t offered = l.queued_before + l.sent + l.nobufs;
-    const std::uint64_t counted =
+    const std::uint64_t firm =
             l.link_tx + l.link_dropped + l.qdisc_drops + l.freed + l.queued_after;
+    // A snapshot of a replaced root's queue is credited only as far as it explains a shortfall.
+    const std::uint64_t credit = firm >= offered ? 0 : std::min(l.freed_at_most, offered - firm);
+    const std::uint64_t counted = firm + credit;
     Balance b;
     b.unaccounted = static_cast<std::int64_t>(offered - counted);
     const std::string equation =
             cat("offered ", offered, " (queued before ", l.queued_before, " + sent ", l.sent,
                 " + ENOBUFS ", l.nobufs, "); counted ", counted, " (link tx_packets +", l.link_tx,
                 ", tx_dropped +", l.link_dropped, ", qdisc drops +", l.qdisc_drops,
-                ", freed with a deleted qdisc ", l.freed, ", queued after ", l.queued_after, ")");
+                ", freed with a deleted qdisc ", l.freed, ", queued after ", l.queued_after,
+                l.freed_at_most == 0 ? std::string()
+                                     : cat(", queued in roots replaced while sending ", credit,
+                                           " of at most ", l.freed_at_most),
+                ")");
     std::string lossy;
     for (const std::string &c : l.lossy)
         lossy += cat(lossy.empty() ? "" : "; ", c);

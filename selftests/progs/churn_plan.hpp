@@ -194,8 +194,12 @@ struct Ledger {
     std::uint64_t link_tx = 0;       // growth of the link's tx_packets
     std::uint64_t link_dropped = 0;  // growth of the link's tx_dropped (noop qdisc drops)
     std::uint64_t qdisc_drops = 0;   // drops of the phase's root qdiscs
-    std::uint64_t freed = 0;         // qlen of root qdiscs when they were deleted
-    std::uint64_t queued_after = 0;  // qlen of the root qdisc at the end
+    std::uint64_t freed = 0;         // qlen of root qdiscs deleted with the senders paused
+    // qlen of root qdiscs replaced while sending, as their RTM_DELQDISC (or, for mq, the dump
+    // just before) showed it: at most what was freed, since the queues go on transmitting
+    // between that reading and the replace.
+    std::uint64_t freed_at_most = 0;
+    std::uint64_t queued_after = 0; // qlen of the root qdisc at the end
     // Lossy changes made while sending (empty: the balance must be exact).
     std::vector<std::string> lossy;
 };
@@ -203,7 +207,9 @@ struct Ledger {
 struct Balance {
     // Packets offered (sent + ENOBUFS, plus those queued at the start) that no counter
     // accounts for: positive when packets were freed without a count, negative when
-    // counters hold more packets than were offered.
+    // counters hold more packets than were offered. freed_at_most counts only up to the
+    // packets the firm counters leave unaccounted; the firm ones alone may never exceed
+    // what was offered.
     std::int64_t unaccounted = 0;
     bool ok = false;
     std::string message; // the equation with its numbers; why it failed

@@ -354,6 +354,33 @@ TEST(ChurnAccounting, MoreCountedThanOfferedFails)
     EXPECT_NE(b.message.find("exceed"), std::string::npos);
 }
 
+TEST(ChurnAccounting, ReplacedRootSnapshotIsAnUpperBound)
+{
+    // An mq root read before its replace showed 10 queued; 6 of them were still transmitted
+    // before the replace: the snapshot must not make the counters exceed the offer.
+    Ledger l = ledger();
+    l.freed_at_most = 10;
+    l.link_tx += 6;
+    l.queued_after = 0; // 9 fewer firm: 1022 offered, 1019 firm, 3 credited of at most 10
+    l.lossy.emplace_back("replace root (lossy while sending)");
+    Balance b = balance(l);
+    EXPECT_TRUE(b.ok) << b.message;
+    EXPECT_EQ(b.unaccounted, 0);
+    EXPECT_NE(b.message.find("3 of at most 10"), std::string::npos) << b.message;
+    // The firm counters alone above the offer still fail: nothing may be counted twice.
+    l.link_tx += 4;
+    b = balance(l);
+    EXPECT_FALSE(b.ok);
+    EXPECT_EQ(b.unaccounted, -1);
+    // A shortfall the snapshot cannot explain needs a lossy change, as before.
+    l = ledger();
+    l.freed_at_most = 2;
+    l.link_tx -= 7;
+    b = balance(l);
+    EXPECT_FALSE(b.ok);
+    EXPECT_EQ(b.unaccounted, 5);
+}
+
 TEST(ChurnAccounting, UncountedNeedsALossyChange)
 {
     Ledger l = ledger();
