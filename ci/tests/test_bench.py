@@ -286,7 +286,7 @@ class BenchTest(unittest.TestCase):
             self.assertIn(s, patched)
         self.assertNotIn("s2_fq_codel_fresh", base)
         self.assertIn("s2_fq_codel_fresh", patched)
-        self.assertNotIn("s2_pfifo_fast", base)
+        self.assertIn("s2_pfifo_fast", base)  # S2-bypass: base -> patched
         self.assertIn("s2_pfifo_fast", patched)
 
     def test_sweep_runs_on_both_kernels(self):

@@ -58,8 +58,15 @@ COMPARISONS = [
     Comparison("S2-fresh", "patched fq_codel: never filtered -> after filter add+delete",
                ("patched", "s2_fq_codel_fresh"), ("patched", "s2_fq_codel_after_filter"),
                "0.95-1.05", lo=0.95, hi=1.05),
+    # The bypass path itself, which the series touches (the flag read in __dev_xmit_skb()).
+    Comparison("S2-bypass", "pfifo_fast bypass, one sender: base -> patched",
+               ("base", "s2_pfifo_fast"), ("patched", "s2_pfifo_fast"), ">= 0.97", lo=0.97),
+    # How far the bypass stays from no qdisc at all: a property of the qdisc layer on
+    # either kernel (0.83x, CI 0.823-0.835, on the CI host), not a claim of the series.
     Comparison("S2-floor", "patched: noqueue floor -> pfifo_fast bypass",
-               ("patched", "s2_noqueue"), ("patched", "s2_pfifo_fast"), ">= 0.90", lo=0.90),
+               ("patched", "s2_noqueue"), ("patched", "s2_pfifo_fast"), "report"),
+    Comparison("S2-floor-base", "base: noqueue floor -> pfifo_fast bypass",
+               ("base", "s2_noqueue"), ("base", "s2_pfifo_fast"), "report"),
     Comparison("S3", "default dummy (noqueue), one sender per CPU: base -> patched",
                ("base", "s3_default"), ("patched", "s3_default"), ">= 0.97", lo=0.97),
 ]
