@@ -22,6 +22,7 @@ the tree is given (see parse_results()).
 
 import errno
 import importlib
+import inspect
 import io
 import json
 import os
@@ -220,7 +221,22 @@ def parse_results(text, tree=""):
     that both read the recorded outputs alike."""
     lines = [ANSI_RE.sub("", ln).rstrip() for ln in text.splitlines()]
     modules = _kunit_modules(tree)
-    return parse_kunit(lines, modules) if modules else parse_small(lines)
+    return parse_kunit(lines, modules) if kunit_api_fits(modules) else parse_small(lines)
+
+
+def kunit_api_fits(modules):
+    """Whether the tree's kunit_parser has the interface parse_kunit() calls
+    (a Printer passed to parse_test(), as in 7.3); a tree whose parser
+    lacks it (the 6.12 and 6.1 stable trees) has its KTAP read by
+    parse_small()."""
+    if not modules:
+        return False
+    kp, kprinter = modules
+    try:
+        params = inspect.signature(kp.parse_test).parameters
+    except (TypeError, ValueError):
+        return False
+    return "printer" in params and hasattr(kprinter, "Printer")
 
 
 # ---- judging ----

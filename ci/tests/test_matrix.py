@@ -364,5 +364,19 @@ class RunMatrixTest(unittest.TestCase):
         self.assertEqual([c.status for c in boot], ["pass", "fail"])
 
 
+class KunitApiTest(unittest.TestCase):
+    def test_older_tree_parser_is_not_used(self):
+        # 6.12's kunit_parser.parse_test() takes no printer: its KTAP is read
+        # by parse_small() instead of failing with a TypeError.
+        import types
+        old = types.SimpleNamespace(parse_test=lambda lines, expected_num, log, is_subtest: None)
+        new = types.SimpleNamespace(
+            parse_test=lambda lines, expected_num, log, is_subtest, printer: None)
+        printer = types.SimpleNamespace(Printer=object)
+        self.assertFalse(selftests_run.kunit_api_fits((old, printer)))
+        self.assertTrue(selftests_run.kunit_api_fits((new, printer)))
+        self.assertFalse(selftests_run.kunit_api_fits(None))
+
+
 if __name__ == "__main__":
     unittest.main()
