@@ -4,10 +4,17 @@ and the patched kernel under virtme-ng (ci/selftests_run.py)."""
 
 import dataclasses
 
-from pipeline_common import ROOT, X86_BUILD, BuildProgress, StageFailed, log
+from pipeline_common import ROOT, TEST_FRAGMENTS, X86_BUILD, BuildProgress, StageFailed, log
 from pipeline_tree import TreeStages
 import report
 import run as kunit_run
+
+
+def kunit_cases(prefix, res):
+    """report.Cases of a kunit_run result, each suite under prefix."""
+    return [report.Case(f"{prefix}.{suite}", case,
+                        {"PASS": "pass", "SKIP": "skip"}.get(status, "fail"), status)
+            for suite, case, status in res.cases]
 
 
 class BootStages(TreeStages):
@@ -17,18 +24,14 @@ class BootStages(TreeStages):
                             log_path=self.logfile("kunit"),
                             json_path=self.results / "kunit.json",
                             echo=BuildProgress("kunit"))
-        for suite, case, status in res.cases:
-            s = {"PASS": "pass", "SKIP": "skip"}.get(status, "fail")
-            st.cases.append(report.Case(f"kunit.{suite}", case, s, status))
+        st.cases.extend(kunit_cases("kunit", res))
         # The same suites on a UML kernel with KASAN and lockdep.
         dbg = kunit_run.run(self.series_tree, self.ws / "series/build-kunit-debug",
                             log_path=self.logfile("kunit-debug"),
                             json_path=self.results / "kunit-debug.json",
                             echo=BuildProgress("kunit (KASAN, lockdep)"),
                             kconfig_add=kunit_run.DEBUG_KCONFIG)
-        for suite, case, status in dbg.cases:
-            s = {"PASS": "pass", "SKIP": "skip"}.get(status, "fail")
-            st.cases.append(report.Case(f"kunit-debug.{suite}", case, s, status))
+        st.cases.extend(kunit_cases("kunit-debug", dbg))
         st.cases.append(report.Case("kunit-debug", "kernel reports",
                                     "fail" if dbg.splats else "pass",
                                     f"{len(dbg.splats)} KASAN/lockdep/WARNING line(s)",
@@ -60,12 +63,11 @@ class BootStages(TreeStages):
         import selftests_run  # noqa: PLC0415
         progs = [(p, k) for p, k in selftests_run.programs() if k != "peer"]
         self.checkout(self.series_tree, self.tip)
-        normal = [ROOT / "kernel/configs/vng.config", ROOT / "kernel/configs/net-tests.config"]
         summaries, ok = [], True
         for cfg in ("debug", "kcsan"):
             out = self.ws / "series" / f"build-x86-{cfg}"
             self.build(self.series_tree, out, f"build-{cfg}",
-                       fragments=normal + [ROOT / f"kernel/configs/{cfg}.config"])
+                       fragments=[*TEST_FRAGMENTS, ROOT / f"kernel/configs/{cfg}.config"])
             res = selftests_run.run_matrix({"patched": out}, self.results / f"vm-{cfg}",
                                            tree=self.series_tree, log=log, progs=progs,
                                            timeout=3600, churn_seconds=60)

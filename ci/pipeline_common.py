@@ -25,7 +25,9 @@ CACHE = Path(os.environ.get("PROJECT_CACHE",
                             Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache"))
                             / "mqbypass"))
 WS = CACHE / "ws"
-FRAGMENTS = [ROOT / "kernel/configs/vng.config", ROOT / "kernel/configs/net-tests.config"]
+# The test kernel's fragments; FRAGMENTS adds KERNEL_CONFIG's to them.
+TEST_FRAGMENTS = (ROOT / "kernel/configs/vng.config", ROOT / "kernel/configs/net-tests.config")
+FRAGMENTS = list(TEST_FRAGMENTS)
 # KERNEL_CONFIG=debug|kcsan adds kernel/configs/<name>.config to the x86
 # kernels, built in their own directories (build-x86-<name>).
 KERNEL_CONFIG = os.environ.get("KERNEL_CONFIG", "normal")

@@ -153,7 +153,8 @@ _KUNIT = {}
 
 
 def _kunit_modules(tree):
-    """(kunit_parser, kunit_printer) of tree/tools/testing/kunit, or None."""
+    """(kunit_parser, kunit_printer) of tree/tools/testing/kunit, or None
+    when the tree has none or one whose interface does not fit."""
     kdir = Path(tree) / "tools/testing/kunit" if tree else None
     if kdir is None or not (kdir / "kunit_parser.py").is_file():
         return None
@@ -166,8 +167,9 @@ def _kunit_modules(tree):
                 mod = sys.modules.get(name)
                 if mod is not None and Path(mod.__file__).resolve().parent != Path(key):
                     del sys.modules[name]
-            _KUNIT[key] = (importlib.import_module("kunit_parser"),
-                           importlib.import_module("kunit_printer"))
+            modules = (importlib.import_module("kunit_parser"),
+                       importlib.import_module("kunit_printer"))
+            _KUNIT[key] = modules if kunit_api_fits(modules) else None
         finally:
             sys.path.remove(key)
     return _KUNIT[key]
@@ -221,7 +223,7 @@ def parse_results(text, tree=""):
     that both read the recorded outputs alike."""
     lines = [ANSI_RE.sub("", ln).rstrip() for ln in text.splitlines()]
     modules = _kunit_modules(tree)
-    return parse_kunit(lines, modules) if kunit_api_fits(modules) else parse_small(lines)
+    return parse_kunit(lines, modules) if modules else parse_small(lines)
 
 
 def kunit_api_fits(modules):

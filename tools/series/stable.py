@@ -344,8 +344,8 @@ def build_and_boot(t, info, ws, results, log=print):
     StableError naming the tree and kernel whose build failed."""
     sys.path.insert(0, str(ROOT / "ci"))
     import selftests_run  # noqa: PLC0415
+    from pipeline_common import TEST_FRAGMENTS as frags  # noqa: PLC0415
 
-    frags = [ROOT / "kernel/configs/vng.config", ROOT / "kernel/configs/net-tests.config"]
     src = worktree_for(info["BASE_REPO"], ws / f"stable-{t.version}" / "src", info["BASE_TAG"])
     builds = {}
     for label, rev in (("base", info["BASE_TAG"]), ("patched", t.branch)):
