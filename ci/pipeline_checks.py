@@ -17,8 +17,14 @@ import series
 NEGATIVE_CONTROL = (
     "\nstatic int dummy_negative_control(void)\n{\n\tint unused_variable;\n\n"
     "\treturn 0;  /* a comment that makes this line far longer than eighty columns */\n}\n")
+# ... and a change to the single-queue transmit path, as the first version of
+# the per-queue statistics made: a load of the private area on every packet.
+NEGATIVE_CONTROL_XMIT = ("\tdev_lstats_add(dev, skb->len);\n",
+                         "\tdev_lstats_add(dev, skb->len);\n"
+                         "\tif (READ_ONCE(dev->real_num_tx_queues) > 1)\n"
+                         "\t\tskb_orphan(skb);\n")
 # The checks that must fail the broken patch.
-NEGATIVE_CONTROL_CAUGHT_BY = {"checkpatch", "build"}
+NEGATIVE_CONTROL_CAUGHT_BY = {"checkpatch", "build", "xmit_disasm"}
 
 
 class CheckStages(TreeStages):
@@ -30,13 +36,15 @@ class CheckStages(TreeStages):
         # Start from a build of the base, then walk the series.
         self.checkout(tree, self.base["BASE_TAG"])
         self.build(tree, out, "build-series", ["W=1"])
+        disasm = checks.XmitDisasm(out, checks.disassemble(out, *checks.SINGLE_QUEUE_XMIT))
 
         def make(args):
             return self.build(tree, out, "build-series", ["W=1", *args], check=False)
 
         builder = checks.BuildChecker(tree, make, log=log)
         cocci = checks.Cocci(tree, make, CACHE / "cocci-cache.json", log=log)
-        self.patch_reports = self.check_commits(tree, self.applied, builder, cocci, known)
+        self.patch_reports = self.check_commits(tree, self.applied, builder, cocci, known,
+                                                disasm)
         # Series-level checks.
         all_series = []
         for ser in series.load_series():
@@ -53,7 +61,7 @@ class CheckStages(TreeStages):
         bad = [r for r in self.patch_reports if not r.ok]
         bad_series = [n for n, r in self.series_results.items() if r.status == "fail"]
         if self.mode == "test":
-            self.negative_control(st, tree, builder, cocci, known)
+            self.negative_control(st, tree, builder, cocci, known, disasm)
         # Leave the tree and its build at the tip: that is the patched kernel.
         self.checkout(tree, self.tip)
         self.build(tree, out, "build-series", ["W=1"])
@@ -63,7 +71,7 @@ class CheckStages(TreeStages):
         if bad or bad_series:
             raise StageFailed(st.summary)
 
-    def check_commits(self, tree, commits, builder, cocci, known):
+    def check_commits(self, tree, commits, builder, cocci, known, disasm):
         reports = []
         for i, (ser, patch, sha) in enumerate(commits, 1):
             tree_name = ser.tree
@@ -76,6 +84,8 @@ class CheckStages(TreeStages):
             r.results["fixes"] = checks.fixes(tree, sha, tree_name, known)
             r.results["kdoc"] = checks.kdoc(tree, sha)
             r.results["build"], r.results["sparse"] = builder(sha)
+            r.results["xmit_disasm"] = (checks.Result("skip", "build failed")
+                                        if r.results["build"].status == "fail" else disasm(sha))
             r.results["cocci"] = (checks.Result("skip", "build failed")
                                   if r.results["build"].status == "fail" else cocci(sha))
             r.results["maintainers"], r.to, r.cc = checks.maintainers(tree, sha)
@@ -86,12 +96,16 @@ class CheckStages(TreeStages):
             reports.append(r)
         return reports
 
-    def negative_control(self, st, tree, builder, cocci, known):
+    def negative_control(self, st, tree, builder, cocci, known, disasm):
         """A deliberately broken patch must fail the checks, named."""
         tip = self.tip
         self.checkout(tree, tip)
         target = tree / "drivers/net/dummy.c"
-        target.write_text(target.read_text() + NEGATIVE_CONTROL)
+        text = target.read_text()
+        old, new = NEGATIVE_CONTROL_XMIT
+        if text.count(old) != 1:
+            raise StageFailed(f"negative control: {old.strip()!r} not once in {target}")
+        target.write_text(text.replace(old, new) + NEGATIVE_CONTROL)
         subject = "net: dummy: deliberately broken negative control"
         env = series.role_env(series.load_conf())
         subprocess.run(["git", "-C", str(tree), "commit", "-q", "-a", "-s", "-m", subject],
@@ -102,7 +116,7 @@ class CheckStages(TreeStages):
         log("  negative control: checks on a deliberately broken patch")
         ser = series.Series("net-next", "negative-control", Path("."), 1)
         r = self.check_commits(tree, [(ser, Path("negative-control.patch"), sha)],
-                               builder, cocci, known)[0]
+                               builder, cocci, known, disasm)[0]
         failed = sorted(c for c, res in r.results.items() if res.status == "fail")
         want = NEGATIVE_CONTROL_CAUGHT_BY
         ok = want <= set(failed)

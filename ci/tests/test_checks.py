@@ -121,6 +121,76 @@ class CommitChecksTest(unittest.TestCase):
         self.assertFalse(r.ok)
 
 
+XMIT_C = """
+struct sk_buff { int len; };
+extern void lstats_add(void *dev, int len);
+extern void free_skb(struct sk_buff *skb);
+extern const char *names[];
+%s
+int dummy_xmit(struct sk_buff *skb, void *dev)
+{
+	lstats_add(dev, skb->len);
+%s	free_skb(skb);
+	return names[skb->len & 3][0];
+}
+"""
+# Code in front of dummy_xmit: everything after it moves.
+OTHER_FN = "int other(int x) { return x * 7 + (x > 3 ? 1 : 2); }\n"
+
+
+class XmitDisasmTest(unittest.TestCase):
+    """The disassembly check on objects gcc and objdump really make."""
+
+    def setUp(self):
+        self.tmp = tempfile.TemporaryDirectory()
+        self.build = Path(self.tmp.name)
+
+    def tearDown(self):
+        self.tmp.cleanup()
+
+    def compile(self, before="", extra=""):
+        src = self.build / "drivers/net/dummy.c"
+        src.parent.mkdir(parents=True, exist_ok=True)
+        src.write_text(XMIT_C % (before, extra))
+        subprocess.run(["gcc", "-O2", "-fno-pic", "-c", str(src), "-o",
+                        str(self.build / "drivers/net/dummy.o")], check=True)
+
+    def baseline(self):
+        self.compile()
+        return checks.disassemble(self.build, *checks.SINGLE_QUEUE_XMIT)
+
+    def test_same_function_moved_passes(self):
+        check = checks.XmitDisasm(self.build, self.baseline())
+        self.compile(before=OTHER_FN)
+        res = check("c")
+        self.assertEqual(res.status, "pass", res.details)
+
+    def test_changed_function_fails_with_the_difference(self):
+        check = checks.XmitDisasm(self.build, self.baseline())
+        self.compile(extra="\tif (skb->len > 1)\n\t\tlstats_add(dev, 0);\n")
+        res = check("c")
+        self.assertEqual(res.status, "fail")
+        self.assertIn("dummy_xmit differs from the base", res.message)
+        self.assertIn("+", res.details)
+
+    def test_missing_function_fails(self):
+        check = checks.XmitDisasm(self.build, self.baseline())
+        (self.build / "drivers/net/dummy.o").unlink()
+        self.assertEqual(check("c").status, "fail")
+        self.assertEqual(checks.XmitDisasm(self.build, None)("c").status, "fail")
+
+    def test_normalise_drops_addresses_and_padding(self):
+        text = ("0000000000000010 <dummy_xmit>:\n"
+                "  10:\tcall   15 <dummy_xmit+0x5>\n"
+                "\t\t\t11: R_X86_64_PLT32\t.text.unlikely+0x2c\n"
+                "  15:\tjmp    1c <dummy_xmit+0xc>\n"
+                "  1a:\tnopw   0x0(%rax,%rax,1)\n"
+                "\n0000000000000020 <next>:\n  20:\tret\n")
+        self.assertEqual(checks.normalise_disassembly(text, "dummy_xmit"),
+                         ["call <dummy_xmit+0x5>", "R_X86_64_PLT32 .text.unlikely+OFF",
+                          "jmp <dummy_xmit+0xc>"])
+
+
 class KtapTest(unittest.TestCase):
     def test_parse(self):
         res = selftests_run.parse_ktap(
@@ -183,8 +253,8 @@ class KunitJsonTest(unittest.TestCase):
     def test_walk_counts_exactly(self):
         import run as kunit_run
         data = {"name": "KUnit Test Group", "test_cases": [], "sub_groups": [
-            {"name": "dummy_qstats", "test_cases": [{"name": "a", "status": "PASS"},
-                                                    {"name": "b", "status": "FAIL"}],
+            {"name": "netdev_addr_list", "test_cases": [{"name": "a", "status": "PASS"},
+                                                        {"name": "b", "status": "FAIL"}],
              "sub_groups": []},
             {"name": "net", "test_cases": [{"name": "c", "status": "SKIP"},
                                            {"name": "d", "status": "ERROR"}], "sub_groups": []}]}
@@ -195,26 +265,96 @@ class KunitJsonTest(unittest.TestCase):
         self.assertFalse(res.ok)
         self.assertFalse(kunit_run.KunitResult(cases=[]).ok)
 
-    def test_series_suite_must_run(self):
+    def test_required_suite_must_run(self):
+        # The mechanism behind SERIES_SUITES, for a series that adds a suite.
         import run as kunit_run
-        self.assertEqual(kunit_run.SERIES_SUITES, ("dummy_qstats",))
         other = [("netdev_addr_list", "a", "PASS")]
-        res = kunit_run.KunitResult(cases=other, required=kunit_run.SERIES_SUITES)
+        res = kunit_run.KunitResult(cases=other, required=("dummy_example",))
         self.assertFalse(res.ok)
-        self.assertEqual(res.missing(), ["dummy_qstats"])
-        self.assertIn("suite(s) not run: dummy_qstats", res.summary())
-        res.cases.append(("dummy_qstats", "dummy_test_stats", "PASS"))
+        self.assertEqual(res.missing(), ["dummy_example"])
+        self.assertIn("suite(s) not run: dummy_example", res.summary())
+        res.cases.append(("dummy_example", "dummy_example_test", "PASS"))
         self.assertTrue(res.ok)
         self.assertEqual(res.summary(), "2 passed, 0 failed, 0 skipped")
+
+    def test_series_without_a_suite(self):
+        # The series adds no KUnit suite: the net suites run alone, and a run
+        # passes when they do (a run with no case at all still fails).
+        import run as kunit_run
+        self.assertEqual(kunit_run.SERIES_SUITES, ())
+        self.assertEqual(kunit_run.default_configs(), [kunit_run.NET_CONFIG])
+        res = kunit_run.KunitResult(cases=[("netdev_addr_list", "a", "PASS")],
+                                    required=kunit_run.SERIES_SUITES)
+        self.assertTrue(res.ok)
+        self.assertEqual(res.missing(), [])
+        self.assertFalse(kunit_run.KunitResult(cases=[], required=kunit_run.SERIES_SUITES).ok)
+
+    def fake_kunit(self, kunit_run, suites):
+        """run() with kunit.py replaced: its command lines, and the JSON it
+        writes naming suites."""
+        import json
+        from unittest import mock
+        calls = []
+        data = {"name": "KUnit Test Group", "test_cases": [], "sub_groups": [
+            {"name": s, "test_cases": [{"name": "a", "status": "PASS"}], "sub_groups": []}
+            for s in suites]}
+
+        class Proc:
+            def __init__(self, cmd, **_):
+                calls.append(cmd)
+                json_path = next(a for a in cmd if a.startswith("--json="))[len("--json="):]
+                Path(json_path).write_text(json.dumps(data))
+                self.stdout = iter(["[00:00:00] fake kunit.py\n"])
+
+            def wait(self):
+                return 0
+
+        return calls, mock.patch.object(kunit_run.subprocess, "Popen", Proc)
+
+    def test_run_with_the_default_configs(self):
+        import run as kunit_run
+        from unittest import mock
+        with tempfile.TemporaryDirectory() as tmp:
+            # Today: net.kunitconfig alone, nothing required.
+            calls, popen = self.fake_kunit(kunit_run, ["netdev_addr_list"])
+            with popen:
+                res = kunit_run.run(tmp, Path(tmp) / "build")
+            self.assertTrue(res.ok, res.summary())
+            self.assertEqual(res.required, ())
+            self.assertEqual([a for a in calls[0] if a.startswith("--kunitconfig=")],
+                             [f"--kunitconfig={kunit_run.NET_CONFIG}"])
+            # A series that adds a suite: its config is merged in, and a run
+            # without that suite fails, one with it passes.
+            series = Path(tmp) / "series.kunitconfig"
+            series.write_text("# a suite\nCONFIG_DUMMY_EXAMPLE_TEST=y\n")
+            with mock.patch.object(kunit_run, "SERIES_CONFIG", series), \
+                    mock.patch.object(kunit_run, "SERIES_SUITES", ("dummy_example",)):
+                calls, popen = self.fake_kunit(kunit_run, ["netdev_addr_list"])
+                with popen:
+                    res = kunit_run.run(tmp, Path(tmp) / "build")
+                self.assertEqual([a for a in calls[0] if a.startswith("--kunitconfig=")],
+                                 [f"--kunitconfig={kunit_run.NET_CONFIG}",
+                                  f"--kunitconfig={series}"])
+                self.assertFalse(res.ok)
+                self.assertIn("suite(s) not run: dummy_example", res.summary())
+                calls, popen = self.fake_kunit(kunit_run, ["netdev_addr_list", "dummy_example"])
+                with popen:
+                    self.assertTrue(kunit_run.run(tmp, Path(tmp) / "build").ok)
+                # Configs given: nothing is required.
+                calls, popen = self.fake_kunit(kunit_run, ["netdev_addr_list"])
+                with popen:
+                    res = kunit_run.run(tmp, Path(tmp) / "build", configs=[kunit_run.NET_CONFIG])
+                self.assertEqual(res.required, ())
+                self.assertTrue(res.ok)
 
     def test_kernel_report_fails_a_passing_run(self):
         # KASAN or lockdep may report while every case passes: the run fails.
         import run as kunit_run
         import vm
-        log = ("[09:01:02]     ok 1 dummy_test_stats\n"
+        log = ("[09:01:02]     ok 1 netdev_addr_list_test\n"
                "BUG: KASAN: slab-out-of-bounds in dummy_get_stats64+0x1c/0x40\n"
                "WARNING: possible circular locking dependency detected\n")
-        res = kunit_run.KunitResult(cases=[("dummy_qstats", "a", "PASS")],
+        res = kunit_run.KunitResult(cases=[("netdev_addr_list", "a", "PASS")],
                                     splats=vm.find_splats(log))
         self.assertEqual(len(res.splats), 2)
         self.assertFalse(res.ok)
@@ -222,10 +362,25 @@ class KunitJsonTest(unittest.TestCase):
         self.assertIn("CONFIG_KASAN=y", kunit_run.DEBUG_KCONFIG)
         self.assertIn("CONFIG_PROVE_LOCKING=y", kunit_run.DEBUG_KCONFIG)
 
-    def test_series_kunitconfig_names_only_existing_suites(self):
-        text = (Path(__file__).resolve().parents[2] / "kunit/series.kunitconfig").read_text()
-        self.assertIn("CONFIG_DUMMY_KUNIT_TEST=y", text)
-        self.assertNotIn("BYPASS_KUNIT", text)
+    def test_series_kunitconfig_and_suites_agree(self):
+        # series.kunitconfig sets an option exactly when run.py names a suite
+        # the series adds; the suites dropped from the series are gone from it.
+        import run as kunit_run
+        options = kunit_run.kconfig_options(kunit_run.SERIES_CONFIG)
+        self.assertEqual(bool(options), bool(kunit_run.SERIES_SUITES), options)
+        text = kunit_run.SERIES_CONFIG.read_text()
+        for dropped in ("DUMMY_KUNIT_TEST", "BYPASS_KUNIT"):
+            self.assertNotIn(dropped, text)
+        self.assertEqual(kunit_run.kconfig_options(kunit_run.NET_CONFIG)[0], "CONFIG_KUNIT=y")
+
+    def test_kconfig_options(self):
+        import run as kunit_run
+        with tempfile.TemporaryDirectory() as tmp:
+            path = Path(tmp) / "x.kunitconfig"
+            path.write_text("# comment naming CONFIG_FOO=y\n\nCONFIG_A=y\n"
+                            "# CONFIG_B is not set\n  CONFIG_C=m  \n")
+            self.assertEqual(kunit_run.kconfig_options(path),
+                             ["CONFIG_A=y", "# CONFIG_B is not set", "CONFIG_C=m"])
 
 
 if __name__ == "__main__":

@@ -79,7 +79,10 @@ class NegativeControlTest(unittest.TestCase):
         text = pipeline_checks.NEGATIVE_CONTROL
         self.assertTrue(any(len(ln.expandtabs(8)) > 80 for ln in text.splitlines()))
         self.assertIn("int unused_variable;", text)
-        self.assertEqual(pipeline_checks.NEGATIVE_CONTROL_CAUGHT_BY, {"checkpatch", "build"})
+        self.assertEqual(pipeline_checks.NEGATIVE_CONTROL_CAUGHT_BY,
+                         {"checkpatch", "build", "xmit_disasm"})
+        old, new = pipeline_checks.NEGATIVE_CONTROL_XMIT
+        self.assertTrue(new.startswith(old) and len(new) > len(old))
 
 
 if __name__ == "__main__":

@@ -4,11 +4,13 @@
 For every commit of the series: checkpatch --strict with netdev's ignore
 list, Signed-off-by matching the author, Fixes: tags, kernel-doc -Wall on
 touched files, an incremental W=1 build with sparse (C=1) counting new
-warnings, Coccinelle on touched C files, get_maintainer.pl's To/Cc. Per
-series: cover letter, size, subject prefixes. Each check yields pass, fail
+warnings, Coccinelle on touched C files, get_maintainer.pl's To/Cc, and the
+project's own: the default dummy's transmit function must disassemble as on
+the base (xmit_disasm). Per series: cover letter, size, subject prefixes. Each check yields pass, fail
 or skip with its first message.
 """
 
+import difflib
 import json
 import os
 import re
@@ -21,7 +23,13 @@ from pathlib import Path
 CHECKPATCH_IGNORE = ("COMMIT_LOG_LONG_LINE,MACRO_ARG_REUSE,ALLOC_SIZEOF_STRUCT,"
                      "NO_AUTHOR_SIGN_OFF,GIT_COMMIT_ID,CAMELCASE,FILE_PATH_CHANGES,"
                      "BAD_REPORTED_BY_LINK")
-CHECKS = ("checkpatch", "signoff", "fixes", "kdoc", "build", "sparse", "cocci", "maintainers")
+CHECKS = ("checkpatch", "signoff", "fixes", "kdoc", "build", "sparse", "cocci", "maintainers",
+          "xmit_disasm")
+# The transmit function of a dummy with one TX queue (the default, and the
+# module's dummy0): object in the build directory, symbol.
+SINGLE_QUEUE_XMIT = ("drivers/net/dummy.o", "dummy_xmit")
+# Alignment padding objdump shows after a function's last instruction.
+PADDING_RE = re.compile(r"^(nop[wl]?\b.*|int3|xchg\s+%ax,%ax|data16.*|cs nopw.*)$")
 WARN_RE = re.compile(r"^(?P<file>[^\s:]+):\d+(?::\d+)?: (?P<kind>warning|error): (?P<msg>.*)$")
 FIXES_RE = re.compile(r'^Fixes: (?P<id>[0-9a-f]{12,40}) \("(?P<subject>.+)"\)$')
 MAX_PATCHES = 15
@@ -265,6 +273,68 @@ def first_error(text):
         if re.search(r"\berror\b|Error \d", line):
             return line.strip()
     return text.strip().splitlines()[-1] if text.strip() else "(no output)"
+
+
+def normalise_disassembly(text, func):
+    """The instructions and relocations of func in `objdump -d -r
+    --no-show-raw-insn` output, without what moves when other code changes:
+    addresses, raw jump targets, offsets into sections, trailing padding."""
+    body, inside = [], False
+    for line in text.splitlines():
+        if re.match(rf"^[0-9a-f]+ <{re.escape(func)}>:$", line):
+            inside = True
+            continue
+        if not inside:
+            continue
+        if not line.strip():
+            if body:
+                break
+            continue
+        m = re.match(r"^\s*[0-9a-f]+:\s*(.*)$", line)
+        if not m:
+            continue
+        insn = m[1].strip()
+        insn = re.sub(r"\b[0-9a-f]+ <", "<", insn)  # jmp 1c <f+0x1c> -> jmp <f+0x1c>
+        insn = re.sub(r"(\.[\w.]+)[+-]0x[0-9a-f]+", r"\1+OFF", insn)
+        insn = re.sub(r"\s+", " ", insn)
+        body.append(insn)
+    while body and PADDING_RE.match(body[-1]):
+        body.pop()
+    return body
+
+
+def disassemble(build, obj, func):
+    """func of build/obj, normalised; None when it is not there."""
+    path = Path(build) / obj
+    if not path.is_file():
+        return None
+    code, out = run(["objdump", "-d", "-r", "--no-show-raw-insn", f"--disassemble={func}",
+                     str(path)], cwd=build)
+    body = normalise_disassembly(out, func) if not code else []
+    return body or None
+
+
+class XmitDisasm:
+    """The single-queue transmit function after a patch against the base's.
+
+    `baseline` is its normalised disassembly on the base build; each call
+    reads the build directory as the last build left it (the patch's)."""
+
+    def __init__(self, build, baseline, target=SINGLE_QUEUE_XMIT):
+        self.build, self.baseline, self.target = build, baseline, target
+
+    def __call__(self, commit):
+        obj, func = self.target
+        if not self.baseline:
+            return Result("fail", f"no {func} in the base's {obj}")
+        now = disassemble(self.build, obj, func)
+        if now is None:
+            return Result("fail", f"no {func} in {obj} after the patch")
+        if now == self.baseline:
+            return Result("pass", f"{func}: {len(now)} instructions as on the base")
+        diff = "\n".join(difflib.unified_diff(self.baseline, now, "base", "patch", lineterm=""))
+        first = next((ln for ln in diff.splitlines()[2:] if ln[:1] in "+-"), "")
+        return Result("fail", f"{func} differs from the base: {first}", diff)
 
 
 class CocciError(Exception):
