@@ -1,13 +1,23 @@
 """The stages that boot the kernels: KUnit in UML (kunit/run.py) on the
 patched tree, and the selftests with the tc-testing peer suite on the base
-and the patched kernel under virtme-ng (ci/selftests_run.py)."""
+and the patched kernel under virtme-ng (ci/selftests_run.py), then the
+negative-control kernel."""
 
 import dataclasses
 
-from pipeline_common import ROOT, TEST_FRAGMENTS, X86_BUILD, BuildProgress, StageFailed, log
+from pipeline_common import (ROOT, TEST_FRAGMENTS, X86_BUILD, BuildProgress, StageFailed, log,
+                             sh)
 from pipeline_tree import TreeStages
 import report
 import run as kunit_run
+
+
+# The patched kernel with sfq's chain_head_change callback removed: a qdisc
+# that bypasses and accepts filters without telling cls_api. Its programs
+# are judged under this label (selftests/expectations.json).
+NO_CALLBACK_PATCH = ROOT / "ci/negative-controls/sfq-without-chain-head-change.patch"
+NO_CALLBACK = "no-callback"
+NO_CALLBACK_PROGS = [("qdisc_bypass", "ktap")]
 
 
 def kunit_cases(prefix, res):
@@ -47,12 +57,35 @@ class BootStages(TreeStages):
         outcome = selftests_run.run_matrix(
             {"base": self.ws / "base" / X86_BUILD, "patched": self.ws / "series" / X86_BUILD},
             self.results / "vm", tree=self.series_tree, log=log)
-        st.cases.extend(outcome.cases)
-        st.summary = outcome.summary
-        st.details = outcome.matrix
         log(outcome.matrix)
-        if not outcome.ok:
-            raise StageFailed(outcome.summary)
+        neg = self.run_no_callback_kernel()
+        log(neg.matrix)
+        st.cases.extend(outcome.cases + neg.cases)
+        st.summary = f"{outcome.summary}; {NO_CALLBACK} kernel: {neg.summary}"
+        st.details = outcome.matrix + "\n\n" + neg.matrix
+        if not (outcome.ok and neg.ok):
+            raise StageFailed(st.summary)
+
+    def run_no_callback_kernel(self):
+        """tc_new_tfilter()'s locked clear is the safety net for a qdisc that
+        bypasses and accepts filters but registers no chain_head_change
+        callback: the patched tree with NO_CALLBACK_PATCH applied must still
+        enqueue sfq's packets once it has a filter. Built incrementally in the
+        patched kernel's build directory (one module changes), which is
+        rebuilt from the clean tree afterwards."""
+        import selftests_run  # noqa: PLC0415
+        tree, out = self.series_tree, self.ws / "series" / X86_BUILD
+        self.checkout(tree, self.tip)
+        code, msg = sh(["git", "-C", str(tree), "apply", str(NO_CALLBACK_PATCH)], check=False)
+        if code:
+            raise StageFailed(f"{NO_CALLBACK_PATCH.name} does not apply to the series: {msg}")
+        try:
+            self.build(tree, out, f"build-{NO_CALLBACK}", ["W=1"])
+            return selftests_run.run_matrix({NO_CALLBACK: out}, self.results / f"vm-{NO_CALLBACK}",
+                                            tree=tree, log=log, progs=NO_CALLBACK_PROGS)
+        finally:
+            sh(["git", "-C", str(tree), "checkout", "-q", "--", "."])
+            self.build(tree, out, "build-series", ["W=1"])
 
     def stage_vm_debug(self, st):
         """The patched kernel built with kernel/configs/debug.config (KASAN,

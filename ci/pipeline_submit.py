@@ -1,7 +1,14 @@
 """The submission stage: every series through b4 as a contributor sends it
 (tools/series/b4flow.py): prep, check, auto-to-cc, send -o (mails written,
 not sent), the mbox applied back onto the base with the same tree ids,
-trailers collected from a crafted reply, and a v2 with its range-diff."""
+trailers collected from a crafted reply, and a v2 with its range-diff.
+
+Posting follows netdev's order (series.post_order): a series building on
+another is blocked until that one is merged into its tree. The other stages
+keep testing the merged stack (every series on the base); this one takes
+each prerequisite as merged, so a blocked series goes through b4 as it will
+be posted (on the base with its prerequisite merged, no prerequisite ids),
+and reports the real order: what can be posted now, what waits for what."""
 
 from pipeline_common import BRANCH_PREFIX, StageFailed, log
 from pipeline_tree import TreeStages
@@ -14,6 +21,19 @@ import series
 FALLBACK_SENDER = ("mqbypass CI", "ci@mqbypass.invalid")
 
 
+def posting_order(all_series):
+    """(details, one-line summary, cases) of the posting order as it stands:
+    nothing merged yet."""
+    order = series.post_order(all_series)
+    now = [p.series.name for p in order if not p.blocked]
+    later = [f"{p.series.name} after {p.series.depends} is merged into {p.series.tree}"
+             for p in order if p.blocked]
+    line = f"post now: {', '.join(now)}" + (f"; {'; '.join(later)}" if later else "")
+    cases = [report.Case("posting", p.series.name, "skip" if p.blocked else "pass", p.status)
+             for p in order]
+    return "\n".join(["posting order:", *series.order_lines(order)]), line, cases
+
+
 class SubmitStages(TreeStages):
     def stage_submission(self, st):
         try:
@@ -22,10 +42,15 @@ class SubmitStages(TreeStages):
             identity = FALLBACK_SENDER
             log(f"  no git user.name/user.email: the dry run sends as {identity[0]} "
                 f"<{identity[1]}>")
+        all_series = series.load_series()
+        st.details, order, cases = posting_order(all_series)
+        st.cases += cases
+        log(st.details)
+        prerequisites = sorted({s.depends for s in all_series if s.depends})
         try:
             jobs = b4flow.run_all(self.series_tree, self.base["BASE_TAG"],
                                   self.results / "b4", log, prefix=BRANCH_PREFIX,
-                                  identity=identity)
+                                  identity=identity, merged=prerequisites)
             failed = None
         except b4flow.FlowError as err:
             jobs, failed = getattr(err, "jobs", []), err
@@ -35,5 +60,8 @@ class SubmitStages(TreeStages):
                                             f"{secs:.0f}s {detail}".strip()))
         if failed:
             raise StageFailed(f"b4: {failed}")
+        taken = (f" ({', '.join(prerequisites)} taken as merged: the series building on it "
+                 "go through b4 as they will be posted)" if prerequisites else "")
         st.summary = (f"{len(jobs)} series through b4 prep/check/send -o; mbox round trip "
-                      f"gives the workspace trees; report {self.results / 'b4/b4.md'}")
+                      f"gives the workspace trees{taken}; {order}; report "
+                      f"{self.results / 'b4/b4.md'}")

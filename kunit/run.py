@@ -3,12 +3,15 @@
 
 Results are read from kunit.py's JSON and counted per case; the run fails
 on any failed case, on a crash or timeout, when no case ran at all, or when
-a suite the series adds (SERIES_SUITES) did not run.
+a suite the series adds (SERIES_SUITES) did not run. The networking suites
+of the base tree (net.kunitconfig) always run, as a peer check; the series'
+own (series.kunitconfig) when it has any.
 """
 
 import argparse
 import json
 import os
+import re
 import subprocess
 import sys
 from dataclasses import dataclass, field
@@ -18,13 +21,32 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "ci"))
 import vm  # noqa: E402  (ci/vm.py: the kernel report patterns)
 
 HERE = Path(__file__).resolve().parent
-DEFAULT_CONFIGS = [HERE / "net.kunitconfig", HERE / "series.kunitconfig"]
+NET_CONFIG = HERE / "net.kunitconfig"
+SERIES_CONFIG = HERE / "series.kunitconfig"
 # Suites series.kunitconfig enables, by their kunit_suite name: a run of the
-# default configs that lacks one of them fails.
-SERIES_SUITES = ("dummy_qstats",)
+# default configs that lacks one of them fails. Empty while the series adds
+# no suite (series.kunitconfig then sets no option); the two must agree
+# (ci/tests/test_checks.py).
+SERIES_SUITES = ()
 # The same suites again on a debug UML kernel: KASAN (with vmalloc) and lockdep.
 DEBUG_KCONFIG = ("CONFIG_DEBUG_KERNEL=y", "CONFIG_KASAN=y", "CONFIG_KASAN_VMALLOC=y",
                  "CONFIG_PROVE_LOCKING=y", "CONFIG_DEBUG_ATOMIC_SLEEP=y")
+
+
+KCONFIG_LINE = re.compile(r"^(CONFIG_\w+=.*|# CONFIG_\w+ is not set)$")
+
+
+def kconfig_options(path):
+    """The options a kunitconfig sets, as kunit.py reads them: CONFIG_X=v
+    and "# CONFIG_X is not set" lines; other comments and blanks left out."""
+    return [ln.strip() for ln in Path(path).read_text().splitlines()
+            if KCONFIG_LINE.match(ln.strip())]
+
+
+def default_configs():
+    """net.kunitconfig, and series.kunitconfig when it sets an option: a
+    file with none would add nothing to the run."""
+    return [NET_CONFIG] + ([SERIES_CONFIG] if kconfig_options(SERIES_CONFIG) else [])
 
 
 @dataclass
@@ -76,7 +98,7 @@ def run(tree, build_dir, configs=None, log_path=None, json_path=None, timeout=60
     the run whatever the cases say."""
     if required is None:
         required = () if configs else SERIES_SUITES
-    configs = configs or DEFAULT_CONFIGS
+    configs = configs or default_configs()
     build_dir = Path(build_dir)
     build_dir.mkdir(parents=True, exist_ok=True)
     json_path = Path(json_path or build_dir / "kunit.json")

@@ -1,6 +1,8 @@
 """b4flow on a small synthetic repository: two series (one building on the
 other) through b4 prep, check, auto-to-cc, send -o, the b4 shazam round trip,
-trailers and v2; the role identity replaced, and refused when it remains."""
+trailers and v2; the role identity replaced, and refused when it remains; the
+dependent series refused until the one it builds on is merged, then posted
+on the base with it merged, without prerequisite ids."""
 
 import contextlib
 import io
@@ -93,9 +95,10 @@ class B4FlowTest(unittest.TestCase):
                      "cc_cmd": script(cls.tmp, "cc", "echo netdev@vger.kernel.org\n")}
         cls.out = cls.tmp / "out"
         cls.logs = []
+        # As after net/fix is merged into net-next: both series can be posted.
         cls.jobs = {j.name: j for j in b4flow.run_all(
             cls.src, "base", cls.out, cls.logs.append, prefix=PREFIX, conf=CONF,
-            identity=SENDER, work=cls.tmp / "work", **cls.stubs)}
+            identity=SENDER, work=cls.tmp / "work", merged=["net/fix"], **cls.stubs)}
         cls.repo = cls.tmp / "work/repo"
 
     def mails(self, name, rev=None):
@@ -105,6 +108,10 @@ class B4FlowTest(unittest.TestCase):
         work = Path(tempfile.mkdtemp(dir=self.tmp))
         return b4flow.Flow(self.src, "base", work / "out", work / "work", identity, CONF,
                            PREFIX, log=lambda m: None, **{**self.stubs, **kw})
+
+    def merge_commit(self):
+        """The base with net/fix merged, which net-next/feat was posted on."""
+        return self.jobs["net-next/feat"].start
 
     def test_every_step_passed(self):
         for name, job in self.jobs.items():
@@ -116,9 +123,11 @@ class B4FlowTest(unittest.TestCase):
         for name, job in self.jobs.items():
             want = git(self.src, "rev-parse", f"{PREFIX}{name}^{{tree}}")
             self.assertEqual(job.trees, {"workspace": want, "roundtrip": want}, name)
-        # The dependent series was applied after the one it builds on.
-        self.assertEqual(git(self.repo.parent / "roundtrip", "rev-list", "--count", "base..HEAD"),
-                         "5")
+        # The dependent series was applied on the base with net/fix merged:
+        # 3 fixes, the merge, 2 patches.
+        rt = self.repo.parent / "roundtrip"
+        self.assertEqual(git(rt, "rev-list", "--count", "base..HEAD"), "6")
+        self.assertEqual(git(rt, "rev-parse", "HEAD~2"), self.merge_commit())
 
     def test_mails_carry_the_sender_not_the_role(self):
         files = self.mails("net/fix")
@@ -135,12 +144,17 @@ class B4FlowTest(unittest.TestCase):
         self.assertIn("Subject: [PATCH net 0/3] net: fix the frobnicator", cover)
         self.assertIn("The frobnicator counts twice; count once.", cover)
         self.assertIn(f"base-commit: {git(self.src, 'rev-parse', 'base')}", cover)
-        # A series building on another names its base and prerequisites,
-        # as git format-patch --base does.
+        # A series building on a merged one: its base is the base with that
+        # one merged (the merge of the two), no prerequisite ids.
         dep = self.mails("net-next/feat")[0].read_text()
         self.assertIn("Subject: [PATCH net-next v2 0/2] net: frobnicate per queue", dep)
-        self.assertIn(f"base-commit: {git(self.src, 'rev-parse', 'base')}", dep)
-        self.assertEqual(len(re.findall(r"^prerequisite-patch-id: [0-9a-f]{40}$", dep, re.M)), 3)
+        self.assertIn(f"base-commit: {self.merge_commit()}", dep)
+        self.assertNotIn("prerequisite-patch-id:", "".join(
+            f.read_text() for f in self.mails("net-next/feat")))
+        self.assertEqual(git(self.repo, "log", "-1", "--format=%P%n%s", self.merge_commit()),
+                         f"{git(self.src, 'rev-parse', 'base')} "
+                         f"{git(self.src, 'rev-parse', PREFIX + 'net/fix')}\n"
+                         "Merge net/fix into net-next")
 
     def test_check_output_recorded(self):
         self.assertIn("Success: 3, Warning: 0, Error: 0", self.jobs["net/fix"].check)
@@ -171,7 +185,25 @@ class B4FlowTest(unittest.TestCase):
     def test_summary_written(self):
         md = (self.out / "b4.md").read_text()
         self.assertIn("| net/fix | roundtrip | pass |", md)
+        self.assertIn("2. net-next/feat: post now, rebased onto net-next with net/fix merged", md)
         self.assertIn('"failed": ""', (self.out / "b4.json").read_text())
+
+    def test_order_is_net_first_and_blocked_series_is_refused(self):
+        flow = self.flow()
+        flow.setup()
+        jobs = flow.jobs()
+        self.assertEqual([(j.name, j.blocked) for j in jobs],
+                         [("net/fix", False), ("net-next/feat", True)])
+        feat = jobs[1]
+        self.assertEqual(feat.posting, "blocked until net/fix is merged into net-next")
+        flow.prep(feat)
+        with self.assertRaises(b4flow.FlowError) as ctx:
+            flow.send(feat)
+        self.assertEqual((ctx.exception.name, ctx.exception.step), ("net-next/feat", "send"))
+        self.assertIn("refused: blocked until net/fix is merged into net-next", str(ctx.exception))
+        self.assertIn("post net/fix first, then run again with --merged net/fix",
+                      str(ctx.exception))
+        self.assertFalse((flow.out / "net-next/feat").exists())
 
     def test_role_identity_as_sender_is_refused(self):
         flow = self.flow(identity=ROLE)

@@ -16,7 +16,11 @@ import bench  # noqa: E402
 # environment and writes one mqbench-shaped JSON per scenario, plus the
 # guest's tracepoints file. mq scenarios send twice the packets at half the
 # CPU time, spread 3:1 over two queues, 1:1 with XPS; the sweep scales with
-# queues x senders.
+# queues x senders. The sinks: veth sends half the dummy's pps, netdevsim 0.8
+# of it; each leaves the records the guest writes (qstats dumps before and
+# after, tc classes) as the drivers answer: the dummy's per-queue counters sum
+# to what pktgen sent (3000 packets), veth has no qstats (EOPNOTSUPP) and
+# delivers all but 10, netdevsim reports 0 on every queue and drops them all.
 FAKE = r"""#!/usr/bin/env python3
 import json, re, sys, pathlib
 env = dict(a.split("=", 1) for a in sys.argv[1:] if a.startswith("BENCH_"))
@@ -26,6 +30,26 @@ tp = "@TP@"
 counter = @COUNTER@
 names = ["cycles", "task-clock"]
 (out / "tracepoints").write_text(f"tracefs yes\nqdisc/qdisc_enqueue {tp}\n")
+
+
+def qdump(supported, tx, rx=(), link=(0, 0)):
+    queues = [{"type": "rx", "id": i, "rx_packets": n} for i, n in enumerate(rx)]
+    queues += [{"type": "tx", "id": i, "tx_packets": n, "tx_bytes": 60 * n}
+               for i, n in enumerate(tx)]
+    return json.dumps({"subcommand": "qstats", "queue_scope": {
+        "supported": supported, "error": None if supported else
+        "EOPNOTSUPP (Operation not supported)", "queues": queues},
+        "link": {"tx_packets": link[0], "tx_dropped": link[1]}, "errors": []})
+
+
+CLASSES = "".join(f"class mq 1:{i + 1} root \n Sent {60 * n} bytes {n} pkt (dropped 0, "
+                  "overlimits 0 requeues 0) \n backlog 0b 0p requeues 0\n"
+                  for i, n in enumerate((2000, 1000)))
+SINK_RECORDS = {
+    "dummy": (qdump(True, [0, 0]), qdump(True, [2000, 1000], link=(3000, 0))),
+    "veth": (qdump(False, []), qdump(False, [], link=(2990, 10))),
+    "nsim": (qdump(True, [0, 0], [0, 0]), qdump(True, [0, 0], [0, 0], link=(0, 3000))),
+}
 for s in env["BENCH_SCENARIOS"].split(","):
     if s == "s2_noqueue" and "@FAIL@" == "yes":
         (out / f"{s}.err").write_text("pktgen: device busy")
@@ -34,8 +58,16 @@ for s in env["BENCH_SCENARIOS"].split(","):
     xps = s.endswith("_xps")
     sweep = re.fullmatch(r"sweep_q(\d)_t(\d)", s)
     factor = int(sweep[1]) * int(sweep[2]) if sweep else (2 if mq else 1)
+    sink = re.fullmatch(r"sink_(\w+?)_mq(_xps)?", s)
+    if sink:
+        factor = {"dummy": 2, "veth": 1, "nsim": 1.6}[sink[1]]
+        before, after = SINK_RECORDS[sink[1]]
+        (out / f"{s}.qstats-before").write_text(before)
+        (out / f"{s}.qstats").write_text(after)
+        (out / f"{s}.classes").write_text(CLASSES)
     res = {"pps": 1e6 * scale * factor, "cpu_ns_per_pkt": 1000 / (2 if mq else 1),
            "per_queue": ({"0": 200, "1": 200} if xps else {"0": 300, "1": 100}) if mq else None,
+           "packets": 3000,
            "per_queue_source": "qstats" if mq else "unavailable",
            "per_queue_note": "" if mq else "qstats: EOPNOTSUPP",
            "counters": {n: counter for n in names},
@@ -85,7 +117,9 @@ class BenchTest(unittest.TestCase):
             self.assertAlmostEqual(rows["S3"]["ratio_median"], 1.1)
             # Same setup on both kernels: the ratio is the kernels' difference alone.
             self.assertAlmostEqual(rows["S1"]["ratio_median"], 1.1)
-            self.assertEqual(rows["S1"]["verdict"], "met")
+            # Without XPS the queues come by flow hash (bimodal): a report row, no verdict.
+            self.assertIsNone(rows["S1"]["verdict"])
+            self.assertEqual(rows["S1-xps"]["verdict"], "met")
             self.assertEqual((rows["S1"]["ratio_ci_low"], rows["S1"]["ratio_ci_width"]),
                              (rows["S1"]["ratio_median"], 0))
             self.assertAlmostEqual(rows["S1-xps"]["ratio_median"], 1.1)
@@ -93,6 +127,8 @@ class BenchTest(unittest.TestCase):
             self.assertIsNotNone(rows["S2-fresh"]["verdict"])
             md = (Path(tmp) / "out/bench.md").read_text()
             self.assertIn("not hardware numbers", md)
+            self.assertIn("Absolute numbers under UML mean little; only the paired ratios count.",
+                          md.split("\n## ")[0])
             self.assertIn("| S3 |", md)
             saved = json.loads((Path(tmp) / "out/bench.json").read_text())
             self.assertEqual(len(saved["runs"]), 3)
@@ -108,7 +144,8 @@ class BenchTest(unittest.TestCase):
             self.assertEqual(rows["S2-fresh"]["verdict"], "met")
             self.assertEqual(rows["S1-flows"]["verdict"], "met")
             md = (Path(tmp) / "out/bench.md").read_text()
-            self.assertIn("Targets: 6 met, 1 not met (S2-restore), 0 inconclusive.", md)
+            self.assertIn("Targets: 5 met, 1 not met (S2-restore), 0 inconclusive.", md)
+            self.assertRegex(md, r"\| S1 \| .* \| report \| - \|")
             self.assertIn("| B/A 95% CI (width) | target | verdict |", md)
             self.assertRegex(md, r"\| S2-restore \| .* \| 1\.100-1\.100 \(0\.000\) \| "
                                  r">= 1\.5x \| \*\*NOT MET\*\* \|")
@@ -172,6 +209,130 @@ class BenchTest(unittest.TestCase):
                     self.assertTrue("--xps" in body or " yes" in body, body)
                 else:
                     self.assertTrue("xps_unset" in body or " no" in body, body)
+
+    def test_s1_without_xps_reports_s1_xps_is_the_target(self):
+        rows = {c.key: c for c in bench.COMPARISONS}
+        self.assertEqual((rows["S1"].target, rows["S1"].lo, rows["S1"].hi), ("report", None, None))
+        self.assertEqual((rows["S1-xps"].target, rows["S1-xps"].lo), (">= 0.97", 0.97))
+        targets = {k for k, c in rows.items() if c.lo is not None or c.hi is not None}
+        self.assertEqual(targets, {"S1-xps", "S1-flows", "S2-restore", "S2-fresh", "S2-bypass",
+                                   "S3"})
+
+    def test_sink_comparisons(self):
+        rows = {c.key: c for c in bench.COMPARISONS if c.key.startswith("Sink-")}
+        self.assertEqual(sorted(rows), ["Sink-nsim", "Sink-nsim-xps", "Sink-veth",
+                                        "Sink-veth-xps"])
+        self.assertEqual([s.key for s in bench.SINKS], ["dummy", "veth", "nsim"])
+        for key, c in rows.items():
+            with self.subTest(key):
+                xps = key.endswith("-xps")
+                # A is the dummy (a ratio below 1: the other sink is slower), both patched.
+                self.assertEqual(c.a, ("patched", "sink_dummy_mq_xps" if xps else "sink_dummy_mq"))
+                sink = key.split("-")[1]
+                self.assertEqual(c.b, ("patched", f"sink_{sink}_mq" + ("_xps" if xps else "")))
+                self.assertEqual((c.target, c.lo, c.hi), ("report", None, None))
+
+    def test_guest_sink_scenarios(self):
+        guest = bench.GUEST.read_text()
+
+        def body(name):
+            m = re.search(rf"^{name}\(\) \{{[^\n]*\n(.*?)^\}}", guest, re.M | re.S)
+            self.assertIsNotNone(m, name)
+            return m[1]
+
+        for sink in bench.SINKS:
+            for s, xps in ((sink.scenario, "no"), (sink.scenario_xps, "yes")):
+                self.assertIn(f'\n{s}() {{ sink_{sink.key} "${{FUNCNAME[0]}}" {xps}; }}\n', guest)
+        measure = body("sink_measure")
+        for part in ('root_mq "$name" "$dev"', "/carrier", "xps=(--xps)", "xps_unset",
+                     '"$bin" qstats --dev "$dev" --json > "$out/$name.qstats-before"',
+                     'mqbench_run "$name" "$dev" pktgen --threads "$ncpu" "${xps[@]}"',
+                     '"$bin" qstats --dev "$dev" --json > "$out/$name.qstats"',
+                     'tc -s class show dev "$dev" > "$out/$name.classes"', 'dev_del "$dev"'):
+            self.assertIn(part, measure)
+        self.assertIn('dev_add d0 "$nq"', body("sink_dummy"))
+        veth = body("sink_veth")
+        for part in ('ip netns add "$sink_ns"',
+                     'ip link add v0 numtxqueues "$nq" numrxqueues "$nq" type veth peer name v1',
+                     'numtxqueues "$nq" numrxqueues "$nq" netns "$sink_ns"',
+                     'ip -n "$sink_ns" link set v1 up', "ip link set v0 up",
+                     'sink_measure "$1" v0 "$2"', 'ip netns del "$sink_ns"'):
+            self.assertIn(part, veth)
+        nsim = body("sink_nsim")
+        for part in ('echo "$nsim_id 1 $nq" > "$bus/new_device"',
+                     '"$bus/devices/netdevsim$nsim_id/net/"', "name n0", "ip link set n0 up",
+                     'sink_measure "$1" n0 "$2"', 'echo "$nsim_id" > "$bus/del_device"'):
+            self.assertIn(part, nsim)
+        # The netdevsim netdev refuses ip link del: every deletion goes through dev_del.
+        self.assertIn("/sys/bus/netdevsim/del_device", body("dev_del"))
+        self.assertEqual(re.findall(r"ip link del \S+", guest), ['ip link del "$1"'])
+        self.assertIn("\nsink_ns=sinkpeer\n", guest)
+        self.assertIn("\nnsim_id=7\n", guest)
+
+    def test_sink_setup_commands_match_the_guest(self):
+        """The setup table's commands are the guest's: N, sinkpeer and 7 stand for its
+        variables; the dummy and the mq roots come from dev_add and root_mq."""
+        guest = bench.GUEST.read_text().replace("\\\n\t\t", "")
+        for old, new in (('"$nq"', "N"), ("$nq", "N"), ('"$sink_ns"', "sinkpeer"),
+                         ("$nsim_id", "7"), ('"$bus/new_device"', "/sys/bus/netdevsim/new_device")):
+            guest = guest.replace(old, new)
+        generic = {"ip link add d0 numtxqueues N type dummy":
+                   'ip link add "$1" numtxqueues "$2" type dummy',
+                   "ip link set d0 up": 'ip link set "$1" up'}
+        for sink in bench.SINKS:
+            for cmd in sink.commands:
+                if "$(ls" in cmd or "del_device" in cmd:
+                    continue  # the guest globs the netdev's name; deletes in dev_del
+                want = generic.get(cmd, cmd)
+                if cmd.startswith("tc qdisc replace dev"):
+                    self.assertEqual(cmd, f"tc qdisc replace dev {sink.device} root handle 1: mq")
+                    want = 'tc qdisc replace dev "$2" root handle 1: mq'
+                with self.subTest(sink=sink.key, cmd=cmd):
+                    self.assertIn(want, guest)
+
+    def test_sinks_pps_ratios_and_per_queue_report(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            data, _, errors = self.run_both(tmp)
+            self.assertEqual(errors, [])
+            rows = {r["key"]: r for r in data["comparisons"]}
+            for key, ratio in (("Sink-veth", 0.5), ("Sink-veth-xps", 0.5), ("Sink-nsim", 0.8),
+                               ("Sink-nsim-xps", 0.8)):
+                self.assertAlmostEqual(rows[key]["ratio_median"], ratio)
+                self.assertIsNone(rows[key]["verdict"])
+                self.assertEqual(rows[key]["repetitions"], 3)
+            sinks = data["sinks"]
+            pps = {r["sink"]: r for r in sinks["pps"]}
+            self.assertAlmostEqual(pps["veth"]["xps"]["pps_median"], 1.1e6)
+            self.assertAlmostEqual(pps["dummy"]["no_xps"]["pps_median"], 2.2e6)
+            rec = {r["scenario"]: r for r in sinks["records"]}
+            self.assertEqual(len(rec), 6)
+            self.assertEqual(rec["sink_dummy_mq"]["qstats_exact"], 3)
+            self.assertEqual(rec["sink_veth_mq_xps"]["qstats_supported"], [False])
+            self.assertEqual(rec["sink_nsim_mq"]["qstats_exact"], 0)
+            self.assertEqual(rec["sink_nsim_mq"]["link_tx_dropped_share"], 1.0)
+            saved = json.loads((Path(tmp) / "out/bench.json").read_text())
+            self.assertIn("records", saved["runs"][0]["patched"]["sink_veth_mq"])
+            self.assertNotIn("sink_veth_mq", saved["runs"][0]["base"])
+            md = (Path(tmp) / "out/bench.md").read_text()
+            section = md.split("## Multi-queue sinks: dummy, veth, netdevsim\n")[1]
+            section = section.split("\n## ")[0]
+            self.assertIn("**Absolute numbers under UML mean little; only the paired ratios "
+                          "count.**", section)
+            self.assertIn("| veth | 1.10M (1.10-1.10) | 500 | 1.10M (1.10-1.10) | 500 |", section)
+            self.assertRegex(section, r"\| Sink-nsim-xps \| .* \| 0\.80x \(0\.80-0\.80\) \| "
+                                      r"0\.800-0\.800 \(0\.000\) \| 3 \|")
+            self.assertIn("| veth | CONFIG_VETH, CONFIG_NET_NS |", section)
+            self.assertIn("`ip netns add sinkpeer`<br>", section)
+            self.assertIn('`echo "7 1 N" > /sys/bus/netdevsim/new_device`', section)
+            self.assertIn("| dummy | sink_dummy_mq | supported | 2 | yes, equal in 3/3 | "
+                          "2 mq classes; Sent sum = pktgen sent in 3/3 | 100.0% / 0.0% |", section)
+            self.assertIn("| veth | sink_veth_mq_xps | no: EOPNOTSUPP (Operation not supported) | "
+                          "- | - (no per-queue tx-packets) | 2 mq classes; Sent sum = pktgen "
+                          "sent in 3/3 | 99.7% / 0.3% |", section)
+            self.assertIn("| netdevsim | sink_nsim_mq | supported | 2 (and 2 RX) | no, differs in "
+                          "3/3: the sum is 0.0% of the packets sent (median) | 2 mq classes; "
+                          "Sent sum = pktgen sent in 3/3 | 0.0% / 100.0% |", section)
+            self.assertIn("- netdevsim: stat_ops with synthetic per-queue values", section)
 
     def test_no_bypass_tracepoint_comparisons(self):
         keys = [c.key for c in bench.COMPARISONS]
@@ -286,6 +447,10 @@ class BenchTest(unittest.TestCase):
             self.assertIn(s, patched)
         self.assertNotIn("s2_fq_codel_fresh", base)
         self.assertIn("s2_fq_codel_fresh", patched)
+        for sink in bench.SINKS:  # the sink comparisons are on the patched kernel
+            for s in (sink.scenario, sink.scenario_xps):
+                self.assertNotIn(s, base)
+                self.assertIn(s, patched)
         self.assertIn("s2_pfifo_fast", base)  # S2-bypass: base -> patched
         self.assertIn("s2_pfifo_fast", patched)
 

@@ -129,9 +129,9 @@ extern const char *names[];
 %s
 int dummy_xmit(struct sk_buff *skb, void *dev)
 {
-	lstats_add(dev, skb->len);
-%s	free_skb(skb);
-	return names[skb->len & 3][0];
+\tlstats_add(dev, skb->len);
+%s\tfree_skb(skb);
+\treturn names[skb->len & 3][0];
 }
 """
 # Code in front of dummy_xmit: everything after it moves.

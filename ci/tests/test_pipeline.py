@@ -3,11 +3,14 @@
 import contextlib
 import io
 import json
+import shutil
 import tempfile
 import unittest
 from pathlib import Path
+from unittest import mock
 
 import pipeline
+import pipeline_submit
 
 
 class Fake(pipeline.Pipeline):
@@ -114,6 +117,35 @@ class PipelineTest(unittest.TestCase):
             pipeline.CACHE = old_cache
         self.assertEqual(code, 1)
         self.assertEqual((results / "marker").read_text(), "running")
+
+
+class SubmissionTest(unittest.TestCase):
+    """The submission stage reports the posting order and runs b4 on the
+    stack with every prerequisite taken as merged."""
+
+    def test_posting_order_in_the_summary(self):
+        tmp = Path(tempfile.mkdtemp())
+        self.addCleanup(shutil.rmtree, tmp)
+        (tmp / "logs").mkdir()
+        p = pipeline.Pipeline("test", tmp)
+        p.series_tree, p.base = tmp / "tree", {"BASE_TAG": "base/x"}
+        st = pipeline.Stage("submission")
+        with mock.patch.object(pipeline_submit.b4flow, "run_all", return_value=[]) as run_all, \
+                mock.patch.object(pipeline_submit.series, "submitter_identity",
+                                  side_effect=pipeline_submit.series.SeriesError("unset")), \
+                contextlib.redirect_stdout(io.StringIO()):
+            p.stage_submission(st)
+        self.assertEqual(run_all.call_args.kwargs["merged"], ["net/qdisc-bypass"])
+        self.assertEqual(run_all.call_args.kwargs["identity"], pipeline_submit.FALLBACK_SENDER)
+        self.assertIn("post now: net/qdisc-bypass, net-next/dummy-mq; net-next/qdisc-bypass "
+                      "after net/qdisc-bypass is merged into net-next", st.summary)
+        lines = st.details.splitlines()
+        self.assertEqual(lines[:2], ["posting order:", "1. net/qdisc-bypass: post now"])
+        self.assertIn("3. net-next/qdisc-bypass: blocked until net/qdisc-bypass is merged into "
+                      "net-next", lines)
+        posting = {c.name: c.status for c in st.cases if c.suite == "posting"}
+        self.assertEqual(posting, {"net/qdisc-bypass": "pass", "net-next/dummy-mq": "pass",
+                                   "net-next/qdisc-bypass": "skip"})
 
 
 if __name__ == "__main__":

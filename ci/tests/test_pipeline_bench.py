@@ -12,6 +12,9 @@ from unittest import mock
 
 import pipeline
 import pipeline_bench
+# tools/bench is on the path once pipeline (pipeline_common) is imported.
+import bench_config
+import bench_stats
 
 
 def row(key, verdict, target=">= 0.97", repetitions=7, ratio=1.0):
@@ -33,6 +36,49 @@ class CasesTest(unittest.TestCase):
         self.assertEqual(cases[1].message, "0.80x, 95% CI 0.780-0.820, target >= 0.97: NOT met")
         self.assertEqual(cases[3].message, "1.00x, 95% CI 0.980-1.020, target report")
         self.assertEqual(pipeline_bench.verdict_counts(rows), "1 met, 1 not met, 2 inconclusive")
+
+
+class RealComparisonsTest(unittest.TestCase):
+    """bench_cases on what bench_stats makes of crafted runs with the real comparisons."""
+
+    def runs(self, ratios):
+        """Seven repetitions; ratios: {scenario on the patched kernel: [B/A per repetition]}
+        against 1 Mpps everywhere else (so S2-restore, >= 1.5x, is not met)."""
+        out = []
+        for i in range(7):
+            rep = {k: {s: {"pps": 1e6}
+                       for s in bench_config.scenarios_for(k, bench_config.SCENARIOS)}
+                   for k in bench_config.KERNELS}
+            for s, r in ratios.items():
+                rep["patched"][s] = {"pps": 1e6 * r[i]}
+            out.append(rep)
+        return out
+
+    def cases(self, ratios):
+        rows = bench_stats.summarize(self.runs(ratios))
+        cases, not_met = pipeline_bench.bench_cases(rows)
+        return {c.name: c for c in cases}, not_met
+
+    def test_s1_without_xps_bimodal_is_a_report_row(self):
+        # Flow hash: in some repetitions two threads share a queue (half the pps).
+        cases, not_met = self.cases({"s1_nq_mq": [1.0, 0.5, 1.0, 0.5, 0.5, 1.0, 0.5]})
+        self.assertEqual(not_met, ["S2-restore"])
+        self.assertEqual(cases["S1"].status, "pass")
+        self.assertEqual(cases["S1"].message, "0.50x, 95% CI 0.500-1.000, target report")
+        self.assertEqual(cases["S1-xps"].status, "pass")
+        self.assertTrue(cases["S1-xps"].message.endswith(": met"))
+
+    def test_s1_xps_is_a_target(self):
+        cases, not_met = self.cases({"s1_nq_mq_xps": [0.8] * 7})
+        self.assertEqual(not_met, ["S1-xps", "S2-restore"])
+        self.assertEqual(cases["S1-xps"].status, "fail")
+
+    def test_sink_rows_report_whatever_the_ratio(self):
+        cases, not_met = self.cases({"sink_veth_mq": [0.3] * 7, "sink_nsim_mq_xps": [0.6] * 7})
+        self.assertEqual(not_met, ["S2-restore"])
+        for key in ("Sink-veth", "Sink-veth-xps", "Sink-nsim", "Sink-nsim-xps"):
+            self.assertEqual(cases[key].status, "pass", key)
+        self.assertEqual(cases["Sink-veth"].message, "0.30x, 95% CI 0.300-0.300, target report")
 
 
 class FakeBench:

@@ -71,5 +71,74 @@ class VmDebugTest(unittest.TestCase):
         self.assertIs(pipeline.Pipeline.stage_vm_debug, pipeline_boot.BootStages.stage_vm_debug)
 
 
+class NoCallbackKernelTest(unittest.TestCase):
+    """The vm stage's negative-control kernel: the patch applied to the
+    series tree, built, its program judged under its own label, the tree
+    and the build restored, and a failure of either matrix failing the
+    stage."""
+
+    def run_stage(self, ok_by_label, apply_code=0):
+        calls, builds, shell = [], [], []
+
+        def fake_matrix(kernels, outdir, **kw):
+            label = list(kernels)[0]
+            calls.append((list(kernels), kw.get("progs")))
+            return types.SimpleNamespace(
+                ok=ok_by_label[label], summary=f"{label} summary", matrix="",
+                cases=[report.Case(f"vm.{label}", "boot and run", "pass")])
+
+        def fake_sh(cmd, *a, **kw):
+            shell.append(cmd)
+            return (apply_code if "apply" in cmd else 0), "error: patch failed"
+
+        with tempfile.TemporaryDirectory() as tmp:
+            p = pipeline.Pipeline("test", tmp)
+            p.tip_commit, p.ws, p.series_tree = "abc", Path(tmp) / "ws", Path(tmp) / "src"
+            st = pipeline.Stage("vm")
+            with mock.patch.object(selftests_run, "run_matrix", fake_matrix), \
+                    mock.patch.object(pipeline_boot, "sh", fake_sh), \
+                    mock.patch.object(pipeline.Pipeline, "checkout", lambda *a: None), \
+                    mock.patch.object(pipeline.Pipeline, "build",
+                                      lambda self, src, out, label, *a, **kw:
+                                      builds.append(label)), \
+                    contextlib.redirect_stdout(io.StringIO()):
+                try:
+                    p.stage_vm(st)
+                    failed = None
+                except pipeline.StageFailed as e:
+                    failed = str(e)
+        return st, calls, builds, shell, failed
+
+    def test_negative_kernel_runs_after_base_and_patched(self):
+        st, calls, builds, shell, failed = self.run_stage(
+            {"base": True, pipeline_boot.NO_CALLBACK: True})
+        self.assertIsNone(failed)
+        self.assertEqual(calls[0][0], ["base", "patched"])
+        self.assertEqual(calls[1], ([pipeline_boot.NO_CALLBACK], pipeline_boot.NO_CALLBACK_PROGS))
+        self.assertEqual(builds, [f"build-{pipeline_boot.NO_CALLBACK}", "build-series"])
+        self.assertIn(str(pipeline_boot.NO_CALLBACK_PATCH), shell[0])
+        self.assertTrue(any("checkout" in c and "--" in c for c in shell[1:]))
+        self.assertIn(pipeline_boot.NO_CALLBACK, st.summary)
+
+    def test_negative_kernel_failing_fails_the_stage(self):
+        _, _, builds, _, failed = self.run_stage({"base": True, pipeline_boot.NO_CALLBACK: False})
+        self.assertIn("no-callback summary", failed)
+        self.assertEqual(builds[-1], "build-series")  # restored even so
+
+    def test_patch_that_does_not_apply_is_named(self):
+        _, calls, builds, _, failed = self.run_stage(
+            {"base": True, pipeline_boot.NO_CALLBACK: True}, apply_code=1)
+        self.assertIn(pipeline_boot.NO_CALLBACK_PATCH.name, failed)
+        self.assertEqual(len(calls), 1)
+        self.assertEqual(builds, [])
+
+    def test_patch_removes_sfqs_callback_only(self):
+        text = pipeline_boot.NO_CALLBACK_PATCH.read_text()
+        self.assertIn("+++ b/net/sched/sch_sfq.c", text)
+        self.assertEqual(text.count("+++ "), 1)
+        self.assertIn("-\terr = tcf_block_get_ext(&q->block, sch, &ei, extack);", text)
+        self.assertIn("+\terr = tcf_block_get(&q->block, &q->filter_list, sch, extack);", text)
+
+
 if __name__ == "__main__":
     unittest.main()

@@ -9,6 +9,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "ci"))
+import pipeline_boot  # noqa: E402
 import selftests_run  # noqa: E402
 
 STATES = {"pass", "fail", "skip"}
@@ -31,6 +32,10 @@ def cxx_cases(prog):
     return cases
 
 
+# The kernels the VM stage boots: base, patched and the negative control.
+KERNELS = ("base", "patched", pipeline_boot.NO_CALLBACK)
+
+
 class ExpectationsTest(unittest.TestCase):
     def setUp(self):
         self.expect = selftests_run.load_expectations()
@@ -47,7 +52,7 @@ class ExpectationsTest(unittest.TestCase):
         for prog, cases in self.expect.items():
             for case, entry in cases.items():
                 with self.subTest(prog=prog, case=case):
-                    self.assertLessEqual(set(entry), {"base", "patched", "why", "shows"})
+                    self.assertLessEqual(set(entry), {*KERNELS, "why", "shows"})
                     self.assertIn(entry.get("base", "pass"), STATES)
                     self.assertIn(entry.get("patched", "pass"), STATES)
                     if entry.get("base", "pass") != "pass":
@@ -59,7 +64,7 @@ class ExpectationsTest(unittest.TestCase):
         for prog, cases in self.expect.items():
             for case, entry in cases.items():
                 with self.subTest(prog=prog, case=case):
-                    failing = {k for k in ("base", "patched") if entry.get(k, "pass") == "fail"}
+                    failing = {k for k in KERNELS if entry.get(k, "pass") == "fail"}
                     shows = entry.get("shows", {})
                     self.assertEqual(set(shows), failing)
                     for kinds in shows.values():
@@ -137,7 +142,7 @@ class LibPyKtapTest(unittest.TestCase):
            "# Exception| Traceback (most recent call last):\n"
            "ok 1 dummy_queues.channels_get\n"
            "not ok 2 dummy_queues.qstats_per_queue\n"
-           "ok 3 dummy_queues.qstats_bound # SKIP netdevsim not available\n"
+           "ok 3 dummy_queues.qstats_queue_count.txqs_64 # SKIP netdevsim not available\n"
            "ok 4 dummy_queues.channels_set # XFAIL known\n"
            "# Totals: pass:1 fail:1 xfail:1 xpass:0 skip:1 error:0\n")
 
@@ -145,17 +150,17 @@ class LibPyKtapTest(unittest.TestCase):
         self.assertEqual(selftests_run.parse_ktap(self.OUT), {
             "dummy_queues.channels_get": ("pass", ""),
             "dummy_queues.qstats_per_queue": ("fail", ""),
-            "dummy_queues.qstats_bound": ("skip", "netdevsim not available"),
+            "dummy_queues.qstats_queue_count.txqs_64": ("skip", "netdevsim not available"),
             "dummy_queues.channels_set": ("pass", "")})
 
     def test_colour_codes_are_ignored(self):
         out = ("\x1b[32mok 1 dummy_queues.channels_get\x1b[0m\n"
                "\x1b[31mnot ok 2 dummy_queues.channels_set\x1b[0m\n"
-               "\x1b[33mok 3 dummy_queues.qstats_bound # SKIP no\x1b[0m\n")
+               "\x1b[33mok 3 dummy_queues.qstats_queue_count.txqs_64 # SKIP no\x1b[0m\n")
         self.assertEqual(selftests_run.parse_ktap(out), {
             "dummy_queues.channels_get": ("pass", ""),
             "dummy_queues.channels_set": ("fail", ""),
-            "dummy_queues.qstats_bound": ("skip", "no")})
+            "dummy_queues.qstats_queue_count.txqs_64": ("skip", "no")})
 
 
 if __name__ == "__main__":

@@ -1,6 +1,10 @@
-"""Series tooling on a small git repository: apply, export, failures."""
+"""Series tooling on a small git repository: apply, export, failures, and the
+posting order (a series waits until the one it builds on is merged)."""
 
+import contextlib
+import io
 import os
+import re
 import shutil
 import subprocess
 import tempfile
@@ -41,7 +45,9 @@ def commit_edit(repo, line, text, subject, date):
     git(repo, "commit", "-q", "-a", "-s", "-m", subject, "-m", f"Why: {subject}.", env=env)
 
 
-class SeriesTest(unittest.TestCase):
+class Workspace(unittest.TestCase):
+    """Three exported series and the workspace branches they came from."""
+
     def setUp(self):
         self.tmp = Path(tempfile.mkdtemp())
         self.patches = self.tmp / "patches"
@@ -69,6 +75,9 @@ class SeriesTest(unittest.TestCase):
 
     def files(self, d):
         return {p.relative_to(d): p.read_text() for p in sorted(d.rglob("*.patch"))}
+
+
+class SeriesTest(Workspace):
 
     def test_export_layout(self):
         feat = self.patches / "net-next/drv-features"
@@ -174,6 +183,95 @@ class SeriesTest(unittest.TestCase):
         self.assertEqual(cover.subject, "drv: three features")
         self.assertTrue(cover.body.startswith("Why they matter."))
         self.assertTrue(cover.body.rstrip().endswith("- reworded"))
+
+
+class PostOrderTest(Workspace):
+    """net/drv-fix, then net-next/drv-features building on it (blocked until
+    it is merged into net-next), and net-next/zz-more needing neither."""
+
+    def prep(self, merged=()):
+        out = self.tmp / "outgoing"
+        done = series.send_prep(self.dev, "base", out, merged, conf=self.conf,
+                                identity=("Ann Dev", "ann@example.org"))
+        return out, {p.series.name: (p, files) for p, files in done}
+
+    def test_order_is_net_first(self):
+        all_series = series.load_series(self.conf, self.patches)
+        for given in (all_series, list(reversed(all_series))):
+            order = series.post_order(given)
+            self.assertEqual([p.series.name for p in order],
+                             ["net/drv-fix", "net-next/drv-features", "net-next/zz-more"])
+            self.assertEqual([p.blocked for p in order], [False, True, False])
+        self.assertEqual(order[1].status, "blocked until net/drv-fix is merged into net-next")
+        merged = series.post_order(all_series, ["net/drv-fix"])
+        self.assertEqual([p.blocked for p in merged], [False, False, False])
+        self.assertTrue(merged[0].merged)
+        self.assertIn("post now, rebased onto net-next with net/drv-fix merged", merged[1].status)
+
+    def test_cli_prints_the_order(self):
+        out = io.StringIO()
+        with contextlib.redirect_stdout(out):
+            code = series.main(["post-order", "--patches", str(self.patches)])
+        self.assertEqual(code, 0)
+        self.assertEqual(re.findall(r"^  \d\. (\S+): (.*)$", out.getvalue(), re.M), [
+            ("net/drv-fix", "post now"),
+            ("net-next/drv-features", "blocked until net/drv-fix is merged into net-next"),
+            ("net-next/zz-more", "post now")])
+        self.assertIn("run again with --merged net/drv-fix", out.getvalue())
+
+    def test_blocked_series_is_refused_with_its_prerequisite_named(self):
+        out, done = self.prep()
+        posting, files = done["net-next/drv-features"]
+        self.assertTrue(posting.blocked)
+        self.assertEqual(files, [])
+        self.assertEqual(list((out / "net-next/drv-features").glob("*.patch")), [])
+        self.assertIn("blocked until net/drv-fix is merged into net-next",
+                      "\n".join(series.order_lines([p for p, _ in done.values()])))
+        # The others are written as posted: on the base, no prerequisite ids.
+        for name in ("net/drv-fix", "net-next/zz-more"):
+            text = "".join(f.read_text() for f in done[name][1])
+            self.assertTrue(done[name][1], name)
+            self.assertNotIn("prerequisite-patch-id:", text)
+            self.assertIn(f"base-commit: {git(self.dev, 'rev-parse', 'base').strip()}", text)
+            self.assertIn("From: Ann Dev <ann@example.org>", text)
+
+    def test_merged_prerequisite_gives_patches_for_base_plus_net(self):
+        out, done = self.prep(merged=["net/drv-fix"])
+        self.assertEqual(done["net/drv-fix"][1], [])  # merged: not posted again
+        files = done["net-next/drv-features"][1]
+        self.assertEqual([f.name[:7] for f in files], ["v2-0000", "v2-0001", "v2-0002", "v2-0003"])
+        cover = files[0].read_text()
+        self.assertNotIn("prerequisite-patch-id:", "".join(f.read_text() for f in files))
+        self.assertIn("Subject: [PATCH net-next v2 0/3] drv: three features", cover)
+        # base-commit: the base with net/drv-fix merged, standing for net-next.
+        merge = re.search(r"^base-commit: ([0-9a-f]{40})$", cover, re.M)[1]
+        self.assertEqual(git(self.dev, "log", "-1", "--format=%P %s", merge).split(" ", 2),
+                         [git(self.dev, "rev-parse", "base").strip(),
+                          git(self.dev, "rev-parse", "series/net/drv-fix").strip(),
+                          "Merge net/drv-fix into net-next\n"])
+        # They apply with git am to the base plus the net series as posted.
+        tree = make_base(self.tmp / "net-next")
+        for f in [*sorted((self.patches / "net/drv-fix").glob("*.patch")), *files[1:]]:
+            git(tree, "am", "-q", str(f))
+        self.assertEqual(git(tree, "rev-parse", "HEAD^{tree}"),
+                         git(self.dev, "rev-parse", "series/net-next/drv-features^{tree}"))
+
+    def test_prerequisite_ids_are_refused(self):
+        # The stored form names the net patches as prerequisites: not postable.
+        files = sorted((self.patches / "net-next/drv-features").glob("*.patch"))
+        with self.assertRaises(series.SeriesError) as ctx:
+            series.check_posting(self.dev, git(self.dev, "rev-parse", "base").strip(), files,
+                                 "series/net-next/drv-features")
+        self.assertIn("v2-0000-cover-letter.patch: prerequisite-patch-id lines", str(ctx.exception))
+
+    def test_bad_merged_names_are_refused(self):
+        all_series = series.load_series(self.conf, self.patches)
+        with self.assertRaises(series.SeriesError) as ctx:
+            series.post_order(all_series, ["net/nonexistent"])
+        self.assertIn("--merged net/nonexistent: no such series", str(ctx.exception))
+        with self.assertRaises(series.SeriesError) as ctx:
+            series.post_order(all_series, ["net-next/drv-features"])
+        self.assertIn("it builds on net/drv-fix", str(ctx.exception))
 
 
 if __name__ == "__main__":

@@ -1,7 +1,9 @@
-"""Stable backports on a small git repository: apply, export, a conflicting
-patch named with its tree and hunk, stale upstream references, pin files."""
+"""Stable on a small git repository: the net fixes (the patches with a
+Fixes: tag) applied as posted, a fix that does not apply named with its tree,
+patch and hunks, a net series without fixes, the VM plan, pin files."""
 
 import io
+import json
 import os
 import shutil
 import subprocess
@@ -21,6 +23,8 @@ ROLE = {"GIT_AUTHOR_NAME": "Role Identity", "GIT_AUTHOR_EMAIL": "role@example.in
 PIN = ("BASE_PACKAGE=linux-source-1.0\nBASE_VERSION=1.0.5-1~deb1u1\nBASE_APT=host\n"
        "BASE_TARBALL_SHA256=" + "0" * 64 + "\n")
 TAG = "base/linux-source-1.0_1.0.5-1_deb1u1"
+FIXES = 'Fixes: 0123456789ab ("sched: add line ten")'
+SELFTEST = "tools/testing/selftests/net/sched_ten.py"
 
 
 def git(repo, *args, env=None):
@@ -37,7 +41,8 @@ def edit(repo, line, text, name="sched.c"):
 
 def commit(repo, subject, body, date):
     env = {"GIT_AUTHOR_DATE": date, "GIT_COMMITTER_DATE": date}
-    git(repo, "commit", "-q", "-a", "-s", "-m", subject, "-m", body, env=env)
+    git(repo, "add", "-A")
+    git(repo, "commit", "-q", "-s", "-m", subject, "-m", body, env=env)
     return git(repo, "rev-parse", "HEAD").strip()
 
 
@@ -47,7 +52,6 @@ class StableTest(unittest.TestCase):
         self.pins = self.tmp / "pins"
         self.pins.mkdir()
         (self.pins / "1.0.env").write_text(PIN)
-        self.patches = self.tmp / "patches" / "stable"
         self.net = self.tmp / "patches" / "net"
         # The "stable" tree, as kernel/import-base.sh tags it.
         repo = self.tmp / "repo"
@@ -58,78 +62,76 @@ class StableTest(unittest.TestCase):
         git(repo, "commit", "-q", "-m", "Import linux-source-1.0")
         git(repo, "tag", TAG)
         self.repo = repo
-        # The net fix, on a newer tree: its id is what the backport names.
+        # The net series, made on a newer tree: a fix with a Fixes: tag, then
+        # its selftest (a new file, no Fixes: tag), as posted.
         git(repo, "checkout", "-q", "-b", "net", TAG)
         edit(repo, 0, "line 0 (newer tree)")
         commit(repo, "newer tree", "Upstream moved on.", "@1700000050 +0000")
         edit(repo, 10, "fixed 10")
-        self.fix = commit(repo, "sched: fix line ten", "Why: ten was wrong.",
-                          "@1700000100 +0000")
-        (self.net / "fixes").mkdir(parents=True)
-        git(repo, "format-patch", "-q", "-o", str(self.net / "fixes"), "net~1..net")
-        # Its backport: same change, "commit <id> upstream." first in the body.
-        git(repo, "checkout", "-q", "-b", "stable/1.0", TAG)
-        edit(repo, 10, "fixed 10")
-        commit(repo, "sched: fix line ten", f"commit {self.fix} upstream.\n\nWhy: ten was wrong.",
+        commit(repo, "sched: fix line ten", f"Why: ten was wrong.\n\n{FIXES}",
                "@1700000100 +0000")
-        stable.export("1.0", repo, pins=self.pins, patches=self.patches, conf=CONF)
+        (repo / SELFTEST).parent.mkdir(parents=True)
+        (repo / SELFTEST).write_text("print('ok 1 ten')\n")
+        commit(repo, "selftests: net: test line ten", "Checks the fix.", "@1700000110 +0000")
+        self.topic = self.net / "sched-fix"
+        git(repo, "format-patch", "-q", "--cover-letter", "-o", str(self.topic), "net~2..net")
         git(repo, "checkout", "-q", "--detach", TAG)
-        git(repo, "branch", "-D", "stable/1.0")
 
     def tearDown(self):
         shutil.rmtree(self.tmp)
 
     def apply(self, **kw):
         return stable.apply_stable("1.0", self.repo, log=lambda m: None, pins=self.pins,
-                                   patches=self.patches, net=self.net, conf=CONF, **kw)
+                                   net=self.net, conf=CONF, **kw)
 
-    def add_backport(self, name, line, old, new, subject):
-        """A backport made on a tree where `line` reads `old`: it does not
-        apply where the line differs."""
+    def add_fix(self, name, edits, subject, new=()):
+        """A net fix (Fixes: tag) made on a tree where each (file, line, old,
+        new) of `edits` read `old` first: it does not apply where they differ.
+        `new`: files the tree it was made on has and the stable tree lacks."""
         other = self.tmp / "other"
         shutil.rmtree(other, ignore_errors=True)
         git(self.tmp, "clone", "-q", str(self.repo), str(other))
         git(other, "checkout", "-q", "--detach", TAG)
-        edit(other, line, old)
+        for f in new:
+            (other / f).write_text("a\nb\nc\n")
+        for f, line, old, _ in edits:
+            edit(other, line, old, f)
         commit(other, "other tree", "elsewhere", "@1700000150 +0000")
-        edit(other, line, new)
-        commit(other, subject, f"commit {self.fix} upstream.\n\nWhy.", "@1700000200 +0000")
+        for f, line, _, text in edits:
+            edit(other, line, text, f)
+        commit(other, subject, f"Why.\n\n{FIXES}", "@1700000200 +0000")
         out = git(other, "format-patch", "-1", "-o", str(self.tmp / "fp")).strip()
-        shutil.move(out, self.patches / "1.0" / name)
+        shutil.move(out, self.topic / name)
+        shutil.rmtree(other)  # its blobs stay unknown to the tree: no 3-way fallback
 
-    def test_export_layout(self):
-        files = sorted((self.patches / "1.0").glob("*.patch"))
-        self.assertEqual([f.name for f in files], ["0001-sched-fix-line-ten.patch"])
-        text = files[0].read_text()
-        self.assertIn("Subject: [PATCH 1.0.y] sched: fix line ten", text)
-        self.assertIn(f"\ncommit {self.fix} upstream.\n", text)
-        self.assertIn("base-commit: " + git(self.repo, "rev-parse", TAG).strip(), text)
+    def test_takes_the_fixes_as_posted(self):
+        self.assertEqual([p.name for p in stable.net_fixes(self.net)],
+                         ["0001-sched-fix-line-ten.patch"])
+        self.assertEqual([p.name for p in stable.net_patches(self.net)],
+                         ["0001-sched-fix-line-ten.patch",
+                          "0002-selftests-net-test-line-ten.patch"])
+        self.assertEqual(stable.added_without_fix(self.net),
+                         {SELFTEST: self.topic / "0002-selftests-net-test-line-ten.patch"})
 
     def test_apply_clean_and_deterministic(self):
         done = self.apply()
         self.assertEqual(done.branch, "stable/1.0")
-        self.assertEqual(len(done.commits), 1)
+        self.assertEqual([p.name for p, _ in done.commits], ["0001-sched-fix-line-ten.patch"])
         self.assertIn("fixed 10\n", (self.repo / "sched.c").read_text())
+        self.assertIn("line 0\n", (self.repo / "sched.c").read_text())
+        self.assertFalse((self.repo / SELFTEST).exists())
+        self.assertIn(FIXES, git(self.repo, "log", "-1", "--format=%B"))
         again = self.apply()
         self.assertEqual(done.commits[0][1], again.commits[0][1])
 
-    def test_export_round_trip(self):
-        before = {p.name: p.read_text() for p in (self.patches / "1.0").glob("*.patch")}
-        (self.patches / "1.0" / "README.md").write_text("kept\n")
-        self.apply()
-        stable.export("1.0", self.repo, pins=self.pins, patches=self.patches, conf=CONF)
-        after = {p.name: p.read_text() for p in (self.patches / "1.0").glob("*.patch")}
-        self.assertEqual(before, after)
-        self.assertTrue((self.patches / "1.0" / "README.md").is_file())
-
-    def test_conflict_names_tree_patch_and_hunk(self):
-        self.add_backport("0002-sched-fix-line-twenty.patch", 20, "line twenty (elsewhere)",
-                          "fixed 20", "sched: fix line twenty")
+    def test_fix_that_does_not_apply_names_tree_patch_and_hunks(self):
+        self.add_fix("0003-sched-fix-twenty.patch",
+                     [("sched.c", 20, "line twenty (elsewhere)", "fixed 20")], "sched: fix twenty")
         with self.assertRaises(stable.StableError) as cm:
             self.apply()
         msg = str(cm.exception)
         self.assertIn("stable 1.0: ", msg)
-        self.assertIn("0002-sched-fix-line-twenty.patch does not apply to " + TAG, msg)
+        self.assertIn("sched-fix/0003-sched-fix-twenty.patch does not apply to " + TAG, msg)
         self.assertIn("sched.c: hunk @@ -18,7 +18,7 @@", msg)
         # The tree is left clean on the last good commit, no am in progress.
         self.assertEqual(git(self.repo, "status", "--porcelain"), "")
@@ -138,58 +140,75 @@ class StableTest(unittest.TestCase):
         self.assertEqual(git(self.repo, "log", "-1", "--format=%s").strip(),
                          "sched: fix line ten")
 
-    def test_missing_file_named(self):
-        other = self.tmp / "other"
-        git(self.tmp, "clone", "-q", str(self.repo), str(other))
-        git(other, "checkout", "-q", "--detach", TAG)
-        (other / "cls.c").write_text("a\nb\nc\n")
-        git(other, "add", "cls.c")
-        commit(other, "add cls", "elsewhere", "@1700000150 +0000")
-        (other / "cls.c").write_text("a\nB\nc\n")
-        commit(other, "cls: fix b", f"commit {self.fix} upstream.\n\nWhy.", "@1700000200 +0000")
-        out = git(other, "format-patch", "-1", "-o", str(self.tmp / "fp")).strip()
-        shutil.move(out, self.patches / "1.0" / "0002-cls-fix-b.patch")
-        shutil.rmtree(other)  # its blobs are unknown to the tree: no 3-way fallback
+    def test_each_failing_file_named(self):
+        self.add_fix("0003-sched-cls-fix.patch",
+                     [("sched.c", 20, "line twenty (elsewhere)", "fixed 20"),
+                      ("cls.c", 1, "b", "B")], "sched: cls: fix", new=["cls.c"])
         with self.assertRaises(stable.StableError) as cm:
             self.apply()
-        self.assertIn("cls.c: file not in this tree (1 hunk(s))", str(cm.exception))
+        msg = str(cm.exception)
+        self.assertIn("sched.c: hunk @@ -18,7 +18,7 @@", msg)
+        self.assertIn("cls.c: file not in this tree (1 hunk(s))", msg)
 
     def test_cli_exits_non_zero_with_the_message(self):
-        self.add_backport("0002-sched-fix-line-twenty.patch", 20, "line twenty (elsewhere)",
-                          "fixed 20", "sched: fix line twenty")
+        self.add_fix("0003-sched-fix-twenty.patch",
+                     [("sched.c", 20, "line twenty (elsewhere)", "fixed 20")], "sched: fix twenty")
         err = io.StringIO()
         with redirect_stderr(err), redirect_stdout(io.StringIO()):
-            code = stable.main(["--pins", str(self.pins), "--patches", str(self.patches),
-                                "--net", str(self.net), "apply", "1.0", "--repo",
-                                str(self.repo), "--base", TAG, "--ws", str(self.tmp / "ws")])
+            code = stable.main(["--pins", str(self.pins), "--net", str(self.net), "apply",
+                                "1.0", "--repo", str(self.repo), "--base", TAG,
+                                "--ws", str(self.tmp / "ws")])
         self.assertEqual(code, 1)
         self.assertIn("stable 1.0: ", err.getvalue())
         self.assertIn("sched.c: hunk @@ -18,7 +18,7 @@", err.getvalue())
 
-    def test_stale_upstream_reference(self):
-        p = next((self.patches / "1.0").glob("*.patch"))
-        p.write_text(p.read_text().replace(self.fix, "f" * 40))
-        t = stable.tree("1.0", self.pins, self.patches)
-        problems = stable.check_refs(t, self.net)
-        self.assertEqual(len(problems), 1)
-        self.assertIn("names commit ffffffffffff", problems[0])
+    def test_net_series_without_fixes_is_an_error(self):
+        fix = self.topic / "0001-sched-fix-line-ten.patch"
+        fix.write_text(fix.read_text().replace(FIXES + "\n", ""))
+        with self.assertRaises(stable.StableError) as cm:
+            stable.net_fixes(self.net)
+        self.assertIn("carries a Fixes: tag", str(cm.exception))
         with self.assertRaises(stable.StableError):
             self.apply()
+        err = io.StringIO()
+        with redirect_stderr(err), redirect_stdout(io.StringIO()):
+            code = stable.main(["--pins", str(self.pins), "--net", str(self.net), "check"])
+        self.assertEqual(code, 1)
+        self.assertIn("stable has nothing to take", err.getvalue())
+        # No net series at all is the same error.
+        self.assertRaises(stable.StableError, stable.net_fixes, self.tmp / "nothing")
 
-    def test_pending_reference(self):
-        p = next((self.patches / "1.0").glob("*.patch"))
-        p.write_text(p.read_text().replace(
-            f"commit {self.fix} upstream.",
-            "[ Upstream commit sched: fix line ten pending in net ]"))
-        self.assertEqual(stable.check_refs(stable.tree("1.0", self.pins, self.patches),
-                                           self.net), [])
-        p.write_text(p.read_text().replace("line ten pending", "line nine pending"))
-        self.assertEqual(len(stable.check_refs(stable.tree("1.0", self.pins, self.patches),
-                                               self.net)), 1)
+    def test_check_names_what_stable_takes(self):
+        out = io.StringIO()
+        with redirect_stdout(out):
+            code = stable.main(["--pins", str(self.pins), "--net", str(self.net), "check"])
+        self.assertEqual(code, 0)
+        self.assertIn("ok: stable takes 1 net fix(es)", out.getvalue())
+        self.assertIn(f"sched-fix/0001-sched-fix-line-ten.patch: {FIXES}", out.getvalue())
+        self.assertIn("not for stable (no Fixes: tag): sched-fix/0002-selftests-net-test-line-ten",
+                      out.getvalue())
+
+    def test_vm_plan_refuses_a_selftest_stable_does_not_take(self):
+        programs = self.tmp / "programs.txt"
+        programs.write_text("sched_ten.py  ktap  cd @TREE@/tools/testing/selftests/net && "
+                            "./sched_ten.py\nown  ktap  @BIN@/selftests/own\n")
+        expectations = self.tmp / "expectations.json"
+        expectations.write_text(json.dumps({"own": {"a": {"base": "fail", "patched": "pass"}}}))
+        plan = self.tmp / "stable.json"
+        plan.write_text(json.dumps({"programs": {"1.0": ["own", "sched_ten.py"]}}))
+        with self.assertRaises(stable.StableError) as cm:
+            stable.vm_plan("1.0", plan, programs, expectations, self.net)
+        msg = str(cm.exception)
+        self.assertIn(f"stable 1.0 runs sched_ten.py, but {SELFTEST} comes with", msg)
+        self.assertIn("0002-selftests-net-test-line-ten.patch, which has no Fixes: tag", msg)
+        plan.write_text(json.dumps({"programs": {"1.0": ["own"]}}))
+        progs, expect = stable.vm_plan("1.0", plan, programs, expectations, self.net)
+        self.assertEqual(progs, [("own", "ktap")])
+        self.assertEqual(expect["own"]["a"]["patched"], "pass")
 
     def test_unknown_tree(self):
         with self.assertRaises(stable.StableError) as cm:
-            stable.tree("9.9", self.pins, self.patches)
+            stable.tree("9.9", self.pins)
         self.assertIn("pinned: 1.0", str(cm.exception))
 
 
@@ -251,7 +270,17 @@ class PinTest(unittest.TestCase):
             self.assertEqual(t.env["BASE_PACKAGE"], f"linux-source-{t.version}")
             self.assertRegex(t.env["BASE_TARBALL_SHA256"], r"^[0-9a-f]{64}$")
             self.assertEqual(t.env.get("BASE_APT"), "host")
-            self.assertTrue(t.patches, f"no backports for {t.version}")
+
+    def test_project_net_fixes(self):
+        # Stable takes the two kernel fixes of the net series, not its selftests.
+        fixes = stable.net_fixes()
+        self.assertEqual([p.name[:4] for p in fixes], ["0001", "0002"])
+        for p in fixes:
+            self.assertEqual(p.parent, ROOT / "patches/net/qdisc-bypass")
+            self.assertNotIn("tools/testing/selftests", p.read_text())
+        left = [p for p in stable.net_patches() if p not in fixes]
+        self.assertTrue(left and all(p.name.split("-", 2)[1] == "selftests" for p in left))
+        self.assertFalse((ROOT / "patches/stable").exists())
 
     def test_tag_matches_import_script(self):
         # kernel/import-base.sh: tag="base/${pkg}_${ver//\~/_}"
@@ -278,14 +307,15 @@ class PinTest(unittest.TestCase):
 
     def test_vm_plan(self):
         progs, expect = stable.vm_plan("6.12")
-        self.assertEqual([n for n, _ in progs],
-                         ["qdisc_bypass", "net.qdisc_limit_zero.py", "tc-testing"])
+        self.assertEqual([n for n, _ in progs], ["qdisc_bypass", "tc-testing"])
         e = expect["qdisc_bypass"]["fq_codel_filter_removed_restores_bypass"]
         self.assertEqual((e["base"], e["patched"]), ("fail", "fail"))
         self.assertEqual(e["shows"]["patched"], e["shows"]["base"])
         self.assertEqual(expect["qdisc_bypass"]["codel_limit0_drops"]["patched"], "pass")
+        self.assertEqual(expect["qdisc_bypass"]["fq_codel_limit0_drops"]["patched"], "pass")
+        self.assertEqual(expect["qdisc_bypass"]["codel_limit0_drops"]["base"], "fail")
         progs, expect = stable.vm_plan("6.1")
-        self.assertNotIn("net.qdisc_limit_zero.py", [n for n, _ in progs])
+        self.assertEqual([n for n, _ in progs], ["qdisc_bypass", "tc-testing"])
         with self.assertRaises(stable.StableError):
             stable.vm_plan("9.9")
 

@@ -16,7 +16,8 @@
 //
 // What the counters must show after each phase. Every packet a sender offers (sendto()
 // returned its length, or failed with ENOBUFS) ends in exactly one of:
-//   - transmitted: dummy_xmit() adds it to the link's tx_packets and its queue's qstats;
+//   - transmitted: the dummy counts it in the link's tx_packets (with the series, a
+//     multi-queue dummy counts it in its queue's counters, which the link total sums);
 //   - dropped by the noop qdisc, which stands in while the device has no carrier or its
 //     qdiscs are swapped: noop_enqueue() adds it to the link's tx_dropped and returns
 //     NET_XMIT_CN, so that sendto() succeeds;

@@ -21,9 +21,9 @@ inline constexpr unsigned kDefaultSeconds = 20;
 inline constexpr unsigned kMaxSeconds = 24 * 3600;
 // TX queues of the device: at least this many (one per CPU if there are more CPUs) ...
 inline constexpr unsigned kMinQueues = 4;
-// ... and at most DUMMY_MAX_QSTATS_TXQS (drivers/net/dummy.h), so that it keeps per-queue
-// counters.
-inline constexpr unsigned kMaxQueues = 64;
+// ... and at most the 4096 rtnetlink allows (the patched dummy keeps per-queue counters
+// at any count).
+inline constexpr unsigned kMaxQueues = 4096;
 // The limit codel and fq_codel get back after a limit of 0.
 inline constexpr std::uint32_t kRaisedLimit = 1000;
 // Root qdisc handles take majors 1 .. kMaxMajor in turn; the kernel allocates the

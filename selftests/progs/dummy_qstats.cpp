@@ -10,8 +10,9 @@
 // dev_queue_xmit(), where the egress hook's choice of queue is final), or, without
 // act_skbedit, XPS mapping the q-th online CPU to queue q and one sender pinned to that
 // CPU. after_channel_change leaves the shared device with one TX queue.
-// per_queue_spread, spread_without_xps, single_queue, qstats_bound and concurrent_reads
-// use devices of their own. Devices have unique names and are removed on every path.
+// per_queue_spread, spread_without_xps, single_queue, queue_counts_across_channels and
+// concurrent_reads use devices of their own. Devices have unique names and are removed
+// on every path.
 //
 // "base" below is what the device-scope dump adds to the queues: the device total minus
 // the sum over the active queues (for dummy, the counters of disabled queues).
@@ -56,9 +57,14 @@ constexpr std::uint64_t kRoundPackets = 100;
 constexpr std::uint64_t kRoundStep = 25;
 constexpr std::uint64_t kPerCpu = 500;
 constexpr std::uint64_t kFrameLen = 64;
-// DUMMY_MAX_QSTATS_TXQS (drivers/net/dummy.h): the most TX queues a dummy device may
-// have to keep per-queue counters; above it the device has no stat_ops.
-constexpr std::uint32_t kMaxQstatsTxqs = 64;
+// The TX queue counts queue_counts_across_channels checks: the single-queue device (its
+// queue 0 is the device), a few multi-queue ones and the most rtnetlink allows.
+constexpr std::uint32_t kQueueCounts[] = {1, 2, 64, 65, 4096};
+// What it sends on the first and on the last TX queue, and on tx-0 while it is the only
+// active queue.
+constexpr std::uint64_t kFirstQueuePackets = 40;
+constexpr std::uint64_t kLastQueuePackets = 70;
+constexpr std::uint64_t kShrunkPackets = 30;
 constexpr unsigned kMinReads = 100;
 constexpr auto kMinReadTime = std::chrono::milliseconds(300);
 constexpr auto kMaxReadTime = std::chrono::seconds(20);
@@ -240,10 +246,13 @@ std::uint64_t total_sent(const std::vector<pkt::ThreadResult> &res)
     return n;
 }
 
-// Puts each packet on a chosen TX queue of a device with kQueues queues.
+// Puts each packet on a chosen TX queue of a device: any queue with act_skbedit; without
+// it, XPS maps the i-th online CPU to the i-th of the queues given and a sender pinned to
+// that CPU sends, so that only as many of them as there are CPUs can be reached.
 class Steering {
 public:
-    Steering(const TestDummy &dev, std::vector<int> cpus) : dev_(dev), cpus_(std::move(cpus))
+    Steering(const TestDummy &dev, std::vector<int> cpus, std::vector<std::uint32_t> queues)
+        : dev_(dev), cpus_(std::move(cpus)), queues_(std::move(queues))
     {
         const std::string skbedit_error = try_skbedit();
         if (skbedit_error.empty()) {
@@ -252,25 +261,29 @@ public:
             return;
         }
         how_ = cat("no skbedit steering (", skbedit_error, ")");
-        if (cpus_.size() > kQueues)
-            cpus_.resize(kQueues);
+        if (cpus_.size() > queues_.size())
+            cpus_.resize(queues_.size());
         if (cpus_.size() < 2) {
             error_ = cat(how_, ", and XPS needs two online CPUs, found ", cpus_.size());
             return;
         }
-        if (std::string err = netutil::sysfs::map_cpus_to_queues(dev_.name(), cpus_);
-            !err.empty()) {
-            error_ = cat(how_, ", and XPS could not be set: ", err);
-            return;
+        std::string map;
+        for (std::size_t i = 0; i < cpus_.size(); ++i) {
+            if (std::string err = netutil::sysfs::set_xps_cpus(dev_.name(), queues_[i], {cpus_[i]});
+                !err.empty()) {
+                error_ = cat(how_, ", and XPS could not be set: ", err);
+                return;
+            }
+            map += cat(map.empty() ? "" : ", ", "CPU ", cpus_[i], " -> tx-", queues_[i]);
         }
-        how_ += "; XPS CPU i -> queue i, sender pinned to CPU i";
+        how_ += cat("; XPS ", map, ", the sender pinned to the queue's CPU");
     }
 
     // Empty if packets can be steered, else why not.
     const std::string &error() const { return error_; }
     const std::string &how() const { return how_; }
     // Whether queue q can receive packets (with XPS only the queues that have a CPU).
-    bool reachable(std::uint32_t q) const { return skbedit_ || q < cpus_.size(); }
+    bool reachable(std::uint32_t q) const { return error_.empty() && (skbedit_ || xps_cpu(q)); }
 
     // Sends count packets on queue q from one sender. Returns an error message or "".
     std::string send_on(std::uint32_t q, std::uint64_t count)
@@ -280,14 +293,26 @@ public:
             if (std::string err = steer(q); !err.empty())
                 return err;
             cpu = cpus_.empty() ? 0 : cpus_[0];
+        } else if (const auto c = xps_cpu(q)) {
+            cpu = *c;
         } else {
-            cpu = cpus_[q];
+            return cat("no CPU is mapped to tx-", q, " (", how_, ")");
         }
         const auto res = send(dev_.ifindex(), {cpu}, count, false);
         return sender_problem(res, count);
     }
 
 private:
+    // The CPU XPS maps to queue q, if any.
+    std::optional<int> xps_cpu(std::uint32_t q) const
+    {
+        for (std::size_t i = 0; i < cpus_.size() && i < queues_.size(); ++i) {
+            if (queues_[i] == q)
+                return cpus_[i];
+        }
+        return std::nullopt;
+    }
+
     rtnl::MatchallSpec filter(std::uint16_t q) const
     {
         rtnl::MatchallSpec spec;
@@ -329,6 +354,7 @@ private:
 
     const TestDummy &dev_;
     std::vector<int> cpus_;
+    std::vector<std::uint32_t> queues_;
     bool skbedit_ = false;
     std::optional<rtnl::MatchallSpec> filter_;
     std::string how_;
@@ -366,7 +392,10 @@ std::unique_ptr<Fixture> build_fixture()
         f->error = f->dev->error();
         return f;
     }
-    f->steering = std::make_unique<Steering>(*f->dev, f->cpus);
+    std::vector<std::uint32_t> queues(kQueues);
+    for (std::uint32_t q = 0; q < kQueues; ++q)
+        queues[q] = q;
+    f->steering = std::make_unique<Steering>(*f->dev, f->cpus, std::move(queues));
     f->before = snapshot(*f->dev);
     if (!f->steering->error().empty()) {
         // Everything on one queue, whichever the stack picks: per_queue_steered skips.
@@ -435,16 +464,25 @@ std::string check_tx_entries(const Snapshot &s, std::uint32_t queues)
     return problems;
 }
 
-// Why s reports receive statistics; empty if it reports none at all.
-std::string rx_reported(const Snapshot &s)
+// dummy never receives. Why the receive statistics of s are not exactly what says so: no
+// RX queue entry (per-queue RX counters are not collected, so not reported) and the
+// device-scope RX totals present and zero (get_base_stats reports them, as the link
+// statistics do). Empty if they are.
+std::string rx_problems(const Snapshot &s)
 {
     std::string problems;
     if (s.rx_entries != 0)
         problems += cat(" ", s.rx_entries, " RX queue entries;");
-    if (s.device_raw.rx_packets)
-        problems += cat(" device rx-packets ", *s.device_raw.rx_packets, ";");
-    if (s.device_raw.rx_bytes)
-        problems += cat(" device rx-bytes ", *s.device_raw.rx_bytes, ";");
+    const std::pair<const char *, const std::optional<std::uint64_t> *> totals[] = {
+            {"rx-packets", &s.device_raw.rx_packets},
+            {"rx-bytes", &s.device_raw.rx_bytes},
+    };
+    for (const auto &[what, value] : totals) {
+        if (!*value)
+            problems += cat(" no device ", what, ";");
+        else if (**value != 0)
+            problems += cat(" device ", what, " ", **value, ";");
+    }
     return problems;
 }
 
@@ -465,9 +503,8 @@ Outcome qstats_supported()
     return Outcome::pass(cat(s.txq.size(), " TX queue entries"));
 }
 
-// dummy never receives: it reports no RX statistics, neither per queue nor per device
-// (not even zeros).
-Outcome rx_not_reported()
+// dummy never receives: no RX queue is reported, and the device's RX totals are zero.
+Outcome rx_totals_zero()
 {
     const Fixture &f = fixture();
     if (auto o = fixture_error(f, {&f.after}))
@@ -475,10 +512,10 @@ Outcome rx_not_reported()
     if (f.after.txq.empty())
         return Outcome::fail(
                 cat("no TX queue entries for ", f.dev->name(), ": nothing reported at all"));
-    if (std::string problems = rx_reported(f.after); !problems.empty())
-        return Outcome::fail(cat("receive statistics reported for ", f.dev->name(), ":", problems));
-    return Outcome::pass(cat(f.after.txq.size(), " TX queue entries, no RX entry, no device RX "
-                                                 "counters"));
+    if (std::string problems = rx_problems(f.after); !problems.empty())
+        return Outcome::fail(cat("receive statistics of ", f.dev->name(), ":", problems));
+    return Outcome::pass(cat(f.after.txq.size(), " TX queue entries, no RX entry, device "
+                                                 "rx-packets and rx-bytes 0"));
 }
 
 Outcome sum_equals_link_stats()
@@ -849,8 +886,8 @@ Outcome single_queue()
         return *o;
     if (std::string problems = check_tx_entries(s, 1); !problems.empty())
         return Outcome::fail(cat("per-queue statistics of ", dev.name(), ":", problems));
-    if (std::string problems = rx_reported(s); !problems.empty())
-        return Outcome::fail(cat("receive statistics reported for ", dev.name(), ":", problems));
+    if (std::string problems = rx_problems(s); !problems.empty())
+        return Outcome::fail(cat("receive statistics of ", dev.name(), ":", problems));
     const Counters want = sent_counters(kPerCpu);
     const std::string sums =
             cat("tx-0 ", fmt(s.txq.at(0)), ", device ", fmt(s.device), ", link ", fmt(s.link));
@@ -862,55 +899,152 @@ Outcome single_queue()
     return Outcome::pass(cat("sent ", fmt(want), ": ", sums));
 }
 
-// Whether any entry of a dump of every device belongs to ifindex.
-bool dumped(const std::vector<netdev::QStats> &all, int ifindex)
+// Why s is not exactly this: the active TX queues tx-0 .. tx-<want.size() - 1> holding
+// want[q], each with tx-packets and tx-bytes; no RX queue and device RX totals of zero
+// (rx_problems()); the base (device total minus the active queues) holding base; the
+// device total and the link statistics both holding total. Empty if it is.
+std::string check_exact(const Snapshot &s, const std::vector<Counters> &want, const Counters &base,
+                        const Counters &total)
 {
-    return std::any_of(all.begin(), all.end(),
-                       [&](const netdev::QStats &q) { return q.ifindex == ifindex; });
+    if (std::string problems = check_tx_entries(s, static_cast<std::uint32_t>(want.size()));
+        !problems.empty())
+        return cat("per-queue statistics:", problems);
+    if (std::string problems = rx_problems(s); !problems.empty())
+        return cat("receive statistics:", problems);
+    constexpr unsigned kShown = 4;
+    unsigned wrong = 0;
+    std::string queues;
+    for (std::uint32_t q = 0; q < want.size(); ++q) {
+        if (s.txq.at(q) == want[q])
+            continue;
+        if (++wrong <= kShown)
+            queues += cat(" tx-", q, " ", fmt(s.txq.at(q)), ", expected ", fmt(want[q]), ";");
+    }
+    if (wrong > kShown)
+        queues += cat(" and ", wrong - kShown, " more queue(s);");
+    if (wrong != 0)
+        return cat("per-queue counters:", queues);
+    const auto b = s.base();
+    if (!b)
+        return cat("the active queues ", fmt(s.queue_sum()), " exceed the device total ",
+                   fmt(s.device));
+    if (*b != base)
+        return cat("base (device ", fmt(s.device), " minus the active queues) ", fmt(*b),
+                   ", expected ", fmt(base));
+    if (s.device != total || s.link != total)
+        return cat("device total ", fmt(s.device), ", link statistics ", fmt(s.link),
+                   ", expected both ", fmt(total));
+    return {};
 }
 
-// Devices with up to kMaxQstatsTxqs TX queues report per-queue statistics; one more, and
-// the device has no statistics to report: QSTATS_GET for it fails with EOPNOTSUPP and
-// dumps of every device leave it out.
-Outcome qstats_bound()
+// For each count of kQueueCounts, a new device with that many TX queues, every counter of
+// which is known at each step:
+// - new: every queue listed, at zero, and so the base, the device and the link;
+// - kFirstQueuePackets sent on tx-0 and kLastQueuePackets on the last queue (on tx-0 too
+//   with one queue), steered as per_queue_steered does: exactly those two queues grew;
+// - ETHTOOL_MSG_CHANNELS_SET tx 1: only tx-0 is listed, unchanged, and the base holds
+//   exactly the counters of the queues just disabled;
+// - kShrunkPackets sent on tx-0, the only active queue: tx-0 grew, the base did not;
+// - CHANNELS_SET tx <count> again: every queue is listed with its own counters, the
+//   disabled ones' back from the base, which is zero again.
+// At every step the device total is the base plus the active queues and the link
+// statistics equal it, both counting every packet sent. With one TX queue the channel
+// requests change nothing and queue 0 is the whole device.
+Outcome queue_counts_across_channels()
 {
-    const TestDummy at(dummy(kMaxQstatsTxqs));
-    if (!at.ok())
-        return at.error();
-    const Snapshot s = snapshot(at);
-    if (auto o = snapshot_error(s, at.name()))
-        return *o;
-    if (std::string problems = check_tx_entries(s, kMaxQstatsTxqs); !problems.empty())
-        return Outcome::fail(cat(kMaxQstatsTxqs, " TX queues:", problems));
+    const std::vector<int> cpus = pkt::online_cpus();
+    if (cpus.empty())
+        return Outcome::fail("cannot read /sys/devices/system/cpu/online");
+    netutil::ethtool::Ethtool eth;
+    std::uint16_t family = 0;
+    if (Status st = eth.family(family); !st.ok())
+        return Outcome::skip(cat("ethtool netlink family not available (", st.str(), ")"));
+    std::string notes;
+    for (const std::uint32_t txqs : kQueueCounts) {
+        const std::string what = cat(txqs, txqs == 1 ? " TX queue" : " TX queues");
+        const std::uint32_t last = txqs - 1;
+        const TestDummy dev(dummy(txqs));
+        if (!dev.ok())
+            return dev.error();
+        const std::string &name = dev.name();
 
-    const TestDummy above(dummy(kMaxQstatsTxqs + 1));
-    if (!above.ok())
-        return above.error();
-    std::vector<netdev::QStats> entries;
-    const Status q_st = nd().queue_stats(above.ifindex(), entries);
-    netdev::QStats dev_stats;
-    const Status d_st = nd().device_stats(above.ifindex(), dev_stats);
-    const std::string what = cat(kMaxQstatsTxqs + 1, " TX queues: QSTATS_GET ");
-    if (q_st.err != EOPNOTSUPP)
-        return Outcome::fail(cat(what, "scope queue: ", q_st.str(), " with ", entries.size(),
-                                 " entries, expected EOPNOTSUPP"));
-    if (d_st.err != EOPNOTSUPP)
-        return Outcome::fail(cat(what, "device scope: ", d_st.str(), ", expected EOPNOTSUPP"));
+        std::vector<Counters> want(txqs);
+        Counters total;
+        const Snapshot fresh = snapshot(dev);
+        if (auto o = snapshot_error(fresh, name))
+            return *o;
+        if (std::string err = check_exact(fresh, want, {}, total); !err.empty())
+            return Outcome::fail(cat(what, ", new device ", name, ": ", err));
 
-    std::vector<netdev::QStats> all_queues;
-    std::vector<netdev::QStats> all_devices;
-    if (Status st = nd().queue_stats(0, all_queues); !st.ok())
-        return Outcome::fail(cat("QSTATS_GET scope queue, every device: ", st.str()));
-    if (Status st = nd().all_device_stats(all_devices); !st.ok())
-        return Outcome::fail(cat("QSTATS_GET device scope, every device: ", st.str()));
-    if (!dumped(all_queues, at.ifindex()) || !dumped(all_devices, at.ifindex()))
-        return Outcome::fail(cat("the dumps of every device leave out ", at.name(), " (",
-                                 kMaxQstatsTxqs, " TX queues)"));
-    if (dumped(all_queues, above.ifindex()) || dumped(all_devices, above.ifindex()))
-        return Outcome::fail(cat("the dumps of every device include ", above.name(), " (",
-                                 kMaxQstatsTxqs + 1, " TX queues)"));
-    return Outcome::pass(cat(kMaxQstatsTxqs, " TX queues: ", s.txq.size(), " entries; ",
-                             kMaxQstatsTxqs + 1, " TX queues: ", q_st.str(), ", not dumped"));
+        std::unique_ptr<Steering> steering;
+        if (txqs > 1) {
+            steering = std::make_unique<Steering>(dev, cpus, std::vector<std::uint32_t>{0, last});
+            if (!steering->reachable(0) || !steering->reachable(last))
+                return Outcome::skip(cat(what, ": cannot steer packets to tx-0 and tx-", last, ": ",
+                                         steering->error()));
+        }
+        // Sends count packets on queue q (the only queue of a single-queue device).
+        auto send_on = [&](std::uint32_t q, std::uint64_t count) -> std::string {
+            std::string err =
+                    steering ? steering->send_on(q, count)
+                             : sender_problem(send(dev.ifindex(), {cpus[0]}, count, false), count);
+            if (!err.empty())
+                return cat(what, ": sending ", count, " packets on tx-", q, ": ", err);
+            want[q] = want[q] + sent_counters(count);
+            total = total + sent_counters(count);
+            return {};
+        };
+        auto set_tx = [&](std::uint32_t tx) -> std::string {
+            netutil::ethtool::ChannelsRequest req;
+            req.tx = tx;
+            if (Status st = eth.channels_set(name, req); !st.ok())
+                return cat(what, ": ETHTOOL_MSG_CHANNELS_SET tx ", tx, " on ", name, ": ",
+                           st.str());
+            return {};
+        };
+        // Checks the device against want[0 .. active), base and total.
+        auto check = [&](std::string_view step, std::uint32_t active,
+                         const Counters &base) -> std::optional<Outcome> {
+            const Snapshot s = snapshot(dev);
+            if (auto o = snapshot_error(s, name))
+                return o;
+            const std::vector<Counters> queues(want.begin(), want.begin() + active);
+            if (std::string err = check_exact(s, queues, base, total); !err.empty())
+                return Outcome::fail(cat(what, ", ", step, ": ", err));
+            return std::nullopt;
+        };
+
+        if (std::string err = send_on(0, kFirstQueuePackets); !err.empty())
+            return Outcome::fail(err);
+        if (std::string err = send_on(last, kLastQueuePackets); !err.empty())
+            return Outcome::fail(err);
+        if (auto o = check(cat("after sending on tx-0 and tx-", last), txqs, {}))
+            return *o;
+
+        if (std::string err = set_tx(1); !err.empty())
+            return Outcome::fail(err);
+        Counters disabled;
+        for (std::uint32_t q = 1; q < txqs; ++q)
+            disabled = disabled + want[q];
+        if (auto o = check("after tx 1", 1, disabled))
+            return *o;
+        if (std::string err = send_on(0, kShrunkPackets); !err.empty())
+            return Outcome::fail(err);
+        if (auto o = check("after sending on tx-0 with tx 1", 1, disabled))
+            return *o;
+
+        if (std::string err = set_tx(txqs); !err.empty())
+            return Outcome::fail(err);
+        if (auto o = check(cat("after tx ", txqs, " again"), txqs, {}))
+            return *o;
+        notes += cat(notes.empty() ? "" : "\n", what, ": tx-0 ", fmt(want[0]));
+        if (txqs > 1)
+            notes += cat(", tx-", last, " ", fmt(want[last]), "; base with tx 1 ", fmt(disabled));
+        notes += cat("; device = link = ", fmt(total));
+        if (steering)
+            notes += cat(" (", steering->how(), ")");
+    }
+    return Outcome::pass(notes);
 }
 
 // Stops and joins the sender thread on every path.
@@ -1123,14 +1257,14 @@ int main()
 {
     ksft::TestSuite suite;
     suite.add("qstats_supported", qstats_supported);
-    suite.add("rx_not_reported", rx_not_reported);
+    suite.add("rx_totals_zero", rx_totals_zero);
     suite.add("sum_equals_link_stats", sum_equals_link_stats);
     suite.add("per_queue_steered", per_queue_steered);
     suite.add("per_queue_spread", per_queue_spread);
     suite.add("spread_without_xps", spread_without_xps);
     suite.add("after_channel_change", after_channel_change);
     suite.add("single_queue", single_queue);
-    suite.add("qstats_bound", qstats_bound);
+    suite.add("queue_counts_across_channels", queue_counts_across_channels);
     suite.add("concurrent_reads", concurrent_reads);
     suite.require_root();
     const int rc = suite.run();

@@ -172,8 +172,9 @@ Outcome default_rx_queues()
     return Outcome::pass();
 }
 
-// numtxqueues N alone: N TX queues, all active, and the default single RX queue. 65 and
-// 128 lie above the bound of per-queue statistics of the patched dummy (64).
+// numtxqueues N alone: N TX queues, all active, and the default single RX queue, from the
+// single-queue device (which keeps the lockless transmit path of the patched dummy) to
+// 128.
 Outcome numtxqueues_counts()
 {
     std::string notes;

@@ -52,6 +52,8 @@ TEST(ChurnOptions, Values)
     EXPECT_EQ(o.seconds, 60U);
     EXPECT_EQ(o.seed, 16U);
     EXPECT_EQ(o.queues, 8U);
+    EXPECT_EQ(parse_options({"--queues", "4096"}, o), "");
+    EXPECT_EQ(o.queues, 4096U);
     EXPECT_EQ(parse_options({"--seed", "18446744073709551615"}, o), "");
     EXPECT_EQ(o.seed, UINT64_MAX);
     EXPECT_EQ(parse_options({"-h"}, o), "");
@@ -66,7 +68,7 @@ TEST(ChurnOptions, Errors)
     EXPECT_NE(parse_options({"--seconds", "10s"}, o), "");
     EXPECT_NE(parse_options({"--seed", "-1"}, o), "");
     EXPECT_NE(parse_options({"--queues", "1"}, o), "");
-    EXPECT_NE(parse_options({"--queues", "65"}, o), "");
+    EXPECT_NE(parse_options({"--queues", "4097"}, o), "");
     EXPECT_NE(parse_options({"--verbose"}, o), "");
     EXPECT_NE(usage("churn").find("--seed"), std::string::npos);
 }
@@ -76,7 +78,9 @@ TEST(ChurnOptions, DefaultQueues)
     EXPECT_EQ(default_queues(1), kMinQueues);
     EXPECT_EQ(default_queues(2), kMinQueues);
     EXPECT_EQ(default_queues(6), 6U);
-    EXPECT_EQ(default_queues(512), kMaxQueues);
+    EXPECT_EQ(default_queues(512), 512U);
+    EXPECT_EQ(default_queues(8192), kMaxQueues);
+    EXPECT_EQ(kMaxQueues, 4096U);
 }
 
 bool same(const std::vector<PhasePlan> &a, const std::vector<PhasePlan> &b)

@@ -71,6 +71,7 @@ struct Cli {
     CLI::App app{"multi-queue transmit benchmark", std::string(kToolName)};
     CLI::App *pktgen = nullptr;
     CLI::App *gen = nullptr;
+    CLI::App *qstats = nullptr;
     std::uint64_t count = 0;
     double duration = 0;
     std::string mode;
@@ -92,6 +93,9 @@ struct Cli {
             flag(*sub, "--json", o.json);
             flag(*sub, "--quiet", o.quiet);
         }
+        qstats = app.add_subcommand("qstats");
+        qstats->add_option("--dev", o.dev)->required()->check(ifname());
+        flag(*qstats, "--json", o.json);
         flag(*pktgen, "--xps", o.xps);
         number(*pktgen, "--burst", o.burst, 1U, 65536U);
         number(*pktgen, "--clone-skb", o.clone_skb, 0U, 1000000000U);
@@ -119,18 +123,30 @@ struct Cli {
                 ->multi_option_policy(CLI::MultiOptionPolicy::Throw);
     }
 
-    CLI::App *parsed() const { return pktgen->parsed() ? pktgen : gen; }
+    CLI::App *parsed() const
+    {
+        return pktgen->parsed()   ? pktgen
+               : gen->parsed()    ? gen
+               : qstats->parsed() ? qstats
+                                  : nullptr;
+    }
 
-    // For an option given to the wrong subcommand: "--mode is only valid for 'gen'".
+    // For an option given to the wrong subcommand: "--mode is only valid for 'gen'",
+    // "--threads is only valid for 'pktgen' and 'gen'".
     std::string misplaced() const
     {
         const CLI::App &sub = *parsed();
-        const CLI::App &other = &sub == pktgen ? *gen : *pktgen;
         for (std::string arg : app.remaining(true)) {
             arg = arg.substr(0, arg.find('='));
-            if (other.get_option_no_throw(arg) != nullptr &&
-                sub.get_option_no_throw(arg) == nullptr)
-                return arg + " is only valid for '" + other.get_name() + "'";
+            if (sub.get_option_no_throw(arg) != nullptr)
+                continue;
+            std::string where;
+            for (const CLI::App *other : {pktgen, gen, qstats}) {
+                if (other != &sub && other->get_option_no_throw(arg) != nullptr)
+                    where.append(where.empty() ? "'" : "' and '").append(other->get_name());
+            }
+            if (!where.empty())
+                return arg.append(" is only valid for ").append(where).append("'");
         }
         return {};
     }
@@ -183,16 +199,21 @@ ParseResult parse_args(const std::vector<std::string> &args)
         r.help = true;
         return r;
     } catch (const CLI::ExtrasError &e) {
-        const std::string where =
-                cli.pktgen->parsed() || cli.gen->parsed() ? cli.misplaced() : std::string();
+        const std::string where = cli.parsed() != nullptr ? cli.misplaced() : std::string();
         r.error = where.empty() ? e.what() : where;
         return r;
     } catch (const CLI::ParseError &e) {
         r.error = e.what();
         return r;
     }
-    o.cmd = cli.parsed() == cli.pktgen ? Subcommand::pktgen : Subcommand::gen;
     const CLI::App &sub = *cli.parsed();
+    o.cmd = &sub == cli.pktgen ? Subcommand::pktgen
+            : &sub == cli.gen  ? Subcommand::gen
+                               : Subcommand::qstats;
+    if (o.cmd == Subcommand::qstats) {
+        r.options = std::move(o);
+        return r;
+    }
     if (sub.count("--count") > 0)
         o.count = cli.count;
     else if (sub.count("--duration") > 0)
@@ -219,6 +240,7 @@ std::string usage()
   mqbench gen --dev NAME --mode sendmmsg|tx_ring|udp --threads N
               [--count C | --duration SECONDS] [--size BYTES] [--qdisc-bypass]
               [--batch B] [--dst-mac MAC] [--json] [--quiet]
+  mqbench qstats --dev NAME [--json]
   mqbench --help
 
 pktgen  drives the kernel's pktgen (/proc/net/pktgen; modprobe pktgen): one device
@@ -226,6 +248,8 @@ pktgen  drives the kernel's pktgen (/proc/net/pktgen; modprobe pktgen): one devi
 gen     user-space generator, one thread pinned per online CPU: AF_PACKET sendmmsg or
         PACKET_TX_RING, or udp (UDP sockets bound to NAME sending to 198.18.0.1:9; the
         device needs an address, a route and, unless it is NOARP, a neighbour entry).
+qstats  what NAME reports per queue: netdev QSTATS_GET with scope queue and device
+        (or the kernel's error, e.g. EOPNOTSUPP), and its rtnetlink TX counters.
 
   --count C        packets per thread (default 100000)
   --duration S     run for S seconds instead (fractions allowed)
@@ -247,7 +271,15 @@ exit status: 0 ok, 1 runtime failure, 2 bad arguments
 
 std::string_view to_string(Subcommand c)
 {
-    return c == Subcommand::pktgen ? "pktgen" : "gen";
+    switch (c) {
+    case Subcommand::pktgen:
+        return "pktgen";
+    case Subcommand::gen:
+        return "gen";
+    case Subcommand::qstats:
+        return "qstats";
+    }
+    return "?";
 }
 
 std::string_view to_string(GenMode m)
@@ -267,6 +299,11 @@ nlohmann::ordered_json options_to_json(const Options &o)
 {
     nlohmann::ordered_json a;
     a["dev"] = o.dev;
+    if (o.cmd == Subcommand::qstats) {
+        a["json"] = o.json;
+        a["argv"] = o.argv;
+        return a;
+    }
     a["threads"] = o.threads;
     a["count"] = json_or_null(o.count);
     a["duration"] = json_or_null(o.duration);

@@ -15,7 +15,7 @@ namespace mqbench {
 inline constexpr std::string_view kToolName = "mqbench";
 inline constexpr std::string_view kToolVersion = "0.1.0";
 
-enum class Subcommand { pktgen, gen };
+enum class Subcommand { pktgen, gen, qstats };
 enum class GenMode { sendmmsg, tx_ring, udp };
 
 inline constexpr std::uint64_t kDefaultCount = 100000; // packets per thread
@@ -34,9 +34,9 @@ inline constexpr std::uint16_t kDstPort = 9; // discard
 struct Options {
     Subcommand cmd = Subcommand::gen;
     std::string dev;
-    unsigned threads = 0;
-    // Packets per thread. Exactly one of count and duration is set after parsing; count
-    // defaults to kDefaultCount when neither is given.
+    unsigned threads = 0; // pktgen, gen
+    // Packets per thread. For pktgen and gen exactly one of count and duration is set after
+    // parsing; count defaults to kDefaultCount when neither is given. qstats sets neither.
     std::optional<std::uint64_t> count;
     std::optional<double> duration;  // seconds
     std::size_t size = kDefaultSize; // frame bytes without FCS (pktgen's pkt_size)

@@ -16,6 +16,7 @@ The parts, one module each:
   bench_runner.py   booting UML: guest protocol, boot order, environment
   bench_pinning.py  pinning the vCPU threads to host CPUs (--pin-vcpus)
   bench_stats.py    paired ratios, medians, bootstrap intervals, verdicts
+  bench_sinks.py    the multi-queue sinks' per-queue records (qstats, tc classes)
   bench_report.py   bench.md
   bench_plots.py    gnuplot SVGs
 This file: the command line and run(), which puts them together.
@@ -27,17 +28,18 @@ import os
 import sys
 from pathlib import Path
 
-from bench_config import (COMPARISONS, KERNELS, SCENARIOS, SWEEP, TRACEPOINTS, Comparison,
-                          s1_sides, scenarios_for)
+from bench_config import (COMPARISONS, KERNELS, SCENARIOS, SINKS, SWEEP, TRACEPOINTS,
+                          Comparison, s1_sides, scenarios_for)
 from bench_plots import plot
 from bench_report import counter_lines, markdown
 from bench_runner import GUEST, environment, read_tracepoints, run_repetitions
+from bench_sinks import sinks_summary
 from bench_stats import (BOOTSTRAP, counters_summary, devcost_summary, pps, queue_shares,
                          result_error, summarize, sweep_summary)
 
 # What other code uses of the benchmark (ci/pipeline_bench.py, ci/tests/test_bench.py).
-__all__ = ["COMPARISONS", "Comparison", "GUEST", "KERNELS", "SCENARIOS", "SWEEP", "TRACEPOINTS",
-           "counter_lines", "counters_summary", "main", "read_tracepoints", "run",
+__all__ = ["COMPARISONS", "Comparison", "GUEST", "KERNELS", "SCENARIOS", "SINKS", "SWEEP",
+           "TRACEPOINTS", "counter_lines", "counters_summary", "main", "read_tracepoints", "run",
            "scenarios_for"]
 
 
@@ -60,7 +62,8 @@ def run(args, log=print):
     env["vcpu_pinning"] = pinning
     data = {"environment": env, "bootstrap": BOOTSTRAP, "comparisons": summarize(runs),
             "per_queue": queue_shares(runs, s1_sides()), "counters": counters_summary(runs),
-            "sweep": sweep_summary(runs), "devcost": devcost_summary(devcost), "runs": runs}
+            "sweep": sweep_summary(runs), "devcost": devcost_summary(devcost),
+            "sinks": sinks_summary(runs), "runs": runs}
     (out / "bench.json").write_text(json.dumps(data, indent=2) + "\n")
     (out / "bench.md").write_text(markdown(data))
     svgs = plot(data, out)

@@ -1,9 +1,13 @@
 """bench.md: the headline table of paired ratios with their confidence
-intervals and verdicts, then tracepoints, CPU time per packet, per-queue
-shares, perf counters, the sweep and the per-device costs."""
+intervals and verdicts, then the multi-queue sinks (dummy, veth, netdevsim),
+tracepoints, CPU time per packet, per-queue shares, perf counters, the sweep
+and the per-device costs."""
 
-from bench_config import KERNELS, TRACEPOINTS
+from bench_config import KERNELS, SINKS, TRACEPOINTS
 from bench_stats import BOOTSTRAP, MIN_REPETITIONS
+
+# Said by every UML report, and again in each section that shows absolute numbers.
+UML_CAVEAT = "Absolute numbers under UML mean little; only the paired ratios count."
 
 
 def devcost_lines(rows):
@@ -41,8 +45,8 @@ def markdown(data):
              f"of {env['seconds']} s per scenario, kernels alternating.",
              "", *order_lines(env),
              "**These are not hardware numbers.** UML runs kernel code natively but its "
-             "timers, scheduling and memory are emulated; absolute pps mean little. The "
-             "tables lead with paired ratios: B/A within each repetition, median and min-max.",
+             "timers, scheduling and memory are emulated. " + UML_CAVEAT + " The tables lead "
+             "with them: B/A within each repetition, median and min-max.",
              "", *verdict_lines(summary, boot),
              "| # | comparison | A median pps (min-max) | B median pps (min-max) | "
              f"B/A median (min-max) | B/A {level} CI (width) | target | verdict |",
@@ -63,12 +67,18 @@ def markdown(data):
             f"{r['target']} | {verdict} |")
     lines += ["", "S1 compares the same setup on both kernels, numtxqueues N (one TX queue per "
               "CPU) with an mq root, as users get it: the series leaves the default of one "
-              "TX queue alone. Each S1 comparison comes as the device comes (no XPS map: the "
-              "stack hashes flows onto queues) and as -xps (XPS CPU i -> tx-i, set by the "
-              "benchmark). S1-queues-* measure one queue against N on each kernel.", "",
+              "TX queue alone. On the patched kernel such a dummy is not lltx: it takes the "
+              "TX queue's xmit lock and counts per queue, which is what S1 measures. Each S1 "
+              "comparison comes as the device comes (no XPS map: the stack hashes flows onto "
+              "queues, so pktgen's threads share a queue in some repetitions and not in "
+              "others: S1 only reports) and as -xps (XPS CPU i -> tx-i, set by the "
+              "benchmark: the target). S1-queues-* measure one queue against N on each "
+              "kernel. Sink-* compare the dummy with veth and netdevsim on the patched kernel "
+              "(below).", "",
               "Seed 1 (2014, trafgen TX_RING, Core i7, one queue -> one per CPU): 22.86 s -> "
               "12.08 s, 1.89x (compare S1-queues-*).",
               "Seed 2 (2009, netperf, 16-cpu P6): +1-2% bandwidth, -15% service demand.", ""]
+    lines += sink_lines(summary, data.get("sinks"))
     lines += tracepoint_lines(env.get("tracepoints", {}))
     lines += cpu_lines(summary)
     lines += queue_lines(data.get("per_queue", []))
@@ -208,3 +218,123 @@ def sweep_lines(sweep):
         qdisc = "pfifo_fast" if queues == 1 else "mq"
         lines.append(f"| {kernel} | {queues} ({qdisc}) | " + " | ".join(cells) + " |")
     return lines + [""]
+
+
+def cell(text):
+    """Text for a markdown table cell."""
+    return str(text).replace("|", "\\|")
+
+
+def pct(v):
+    return "-" if v is None else f"{v:.1%}"
+
+
+def sink_pps_cell(v):
+    if not v or not v.get("repetitions"):
+        return "no data", "-"
+    cpu = v.get("cpu_ns_median")
+    return (f"{mpps(v['pps_median'])} ({v['pps_min'] / 1e6:.2f}-{v['pps_max'] / 1e6:.2f})",
+            f"{cpu:.0f}" if cpu else "-")
+
+
+def qstats_cell(r):
+    if not r["repetitions"]:
+        return "no record"
+    supported, errors = r["qstats_supported"], "; ".join(r["qstats_errors"])
+    if supported == [True]:
+        return "supported"
+    if supported == [False]:
+        return f"no: {errors}"
+    if not supported:
+        return f"no answer: {errors}" if errors else "no answer"
+    return f"varies: {errors}"
+
+
+def qstats_sum_cell(r):
+    n, exact = r["qstats_compared"], r["qstats_exact"]
+    if not n:
+        return "- (no per-queue tx-packets)" if r["qstats_supported"] != [True] else "-"
+    if exact == n:
+        return f"yes, equal in {n}/{n}"
+    return (f"no, differs in {n - exact}/{n}: the sum is {pct(r['qstats_sum_share'])} "
+            "of the packets sent (median)")
+
+
+def classes_cell(r):
+    n = r["classes_compared"]
+    if not n:
+        return "no record"
+    count = "/".join(map(str, r["classes_count"]))
+    kinds = "/".join(r["classes_kinds"]) or "no"
+    if r["classes_exact"] == n:
+        return f"{count} {kinds} classes; Sent sum = pktgen sent in {n}/{n}"
+    return (f"{count} {kinds} classes; Sent sum = pktgen sent in {r['classes_exact']}/{n}, "
+            f"{pct(r['classes_sum_share'])} of it (median)")
+
+
+def sink_lines(summary, sinks):
+    """The sinks section: pps per sink, the paired ratios, the setup table and
+    what each reports per queue."""
+    rows = [r for r in summary if r["key"].startswith("Sink-")]
+    if not rows and not sinks:
+        return []
+    lines = ["## Multi-queue sinks: dummy, veth, netdevsim", "",
+             "The same load on each sink, on the patched kernel: one pktgen thread per CPU, "
+             "queue_xmit, N TX queues (one per CPU, at least 2) under an mq root, without XPS "
+             "(the flow hash picks the queue) and with XPS CPU i -> tx-i (pktgen --xps). "
+             "**" + UML_CAVEAT + "**", ""]
+    if sinks and sinks.get("pps"):
+        lines += ["Median pps (min-max) and median CPU ns per packet over the repetitions "
+                  "(UML numbers):", "",
+                  "| sink | no XPS: pps | no XPS: CPU ns/pkt | XPS: pps | XPS: CPU ns/pkt |",
+                  "|---|---|---|---|---|"]
+        for r in sinks["pps"]:
+            lines.append(f"| {r['name']} | " + " | ".join(
+                c for v in (r.get("no_xps"), r.get("xps")) for c in sink_pps_cell(v)) + " |")
+        lines.append("")
+    if rows:
+        lines += ["Paired ratios, B/A within each boot, A the dummy: below 1 the other sink "
+                  "sends fewer packets per second than the dummy on the same CPUs.", "",
+                  "| # | comparison | B/A median (min-max) | B/A 95% CI (width) | "
+                  "repetitions |", "|---|---|---|---|---|"]
+        for r in rows:
+            if not r["repetitions"]:
+                lines.append(f"| {r['key']} | {r['title']} | no data | - | 0 |")
+                continue
+            lines.append(f"| {r['key']} | {r['title']} | {r['ratio_median']:.2f}x "
+                         f"({r['ratio_min']:.2f}-{r['ratio_max']:.2f}) | "
+                         f"{r['ratio_ci_low']:.3f}-{r['ratio_ci_high']:.3f} "
+                         f"({r['ratio_ci_width']:.3f}) | {r['repetitions']} |")
+        lines.append("")
+    lines += ["### What each sink takes to set up", "",
+              "| sink | kernel options (built in) | module, bus, debugfs | peer | netns | "
+              "xmit | commands (N: TX queues) |", "|---|---|---|---|---|---|---|"]
+    for s in SINKS:
+        cmds = "<br>".join(f"`{cell(c)}`" for c in s.commands)
+        lines.append(f"| {s.name} | {cell(s.config)} | {cell(s.needs)} | {cell(s.peer)} | "
+                     f"{cell(s.netns)} | {cell(s.xmit)} | {cmds} |")
+    lines += ["", "### What each sink reports per queue", "",
+              "From the files the guest recorded beside each run: `mqbench qstats --json` "
+              "before and after it (netdev QSTATS_GET, scope queue, or the kernel's error; "
+              "the per-queue tx-packets summed over the TX queues, after - before, against "
+              "the packets pktgen sent) and `tc -s class show` under mq after it. The link "
+              "column is the device's own TX counters (rtnetlink), as a share of the packets "
+              "pktgen sent.", "",
+              "| sink | scenario | qstats-get, scope queue | TX queues in the answer | "
+              "per-queue tx-packets sum = pktgen sent | tc -s class show (mq) | "
+              "link tx_packets / tx_dropped |", "|---|---|---|---|---|---|---|"]
+    for r in (sinks or {}).get("records", []):
+        tx, rx = "-", "/".join(map(str, r["rx_queues_reported"]))
+        if True in r["qstats_supported"]:
+            tx = "/".join(map(str, r["tx_queues_reported"]))
+            if rx and rx != "0":
+                tx += f" (and {rx} RX)"
+        lines.append(f"| {r['name']} | {r['scenario']} | {cell(qstats_cell(r))} | {tx} | "
+                     f"{cell(qstats_sum_cell(r))} | {cell(classes_cell(r))} | "
+                     f"{pct(r['link_tx_packets_share'])} / {pct(r['link_tx_dropped_share'])} |")
+    lines += ["", "What the drivers report per queue, from their source:", ""]
+    lines += [f"- {s.name}: {s.per_queue}." for s in SINKS]
+    lines += ["- tc -s class show under mq, any device: one class per TX queue, whose Sent is "
+              "what that queue's qdisc handed to the driver (or let bypass), whatever the "
+              "driver then did with it.", ""]
+    return lines

@@ -4,7 +4,8 @@ one file per scenario out), the order of the boots, the host environment.
 The guest (tools/bench/uml-guest.sh, init of a UML kernel with the host's
 root over hostfs) reads BENCH_* from the kernel command line, runs the
 scenarios into BENCH_OUT (<scenario>.json or <scenario>.err, guest.log,
-tracepoints, devcost.json) and writes `complete` last.
+tracepoints, devcost.json; the sink scenarios' per-queue records, which the
+result carries as "records": bench_sinks.py) and writes `complete` last.
 """
 
 import json
@@ -16,6 +17,7 @@ from pathlib import Path
 
 from bench_config import KERNELS, scenarios_for
 from bench_pinning import Pinner
+from bench_sinks import read_records
 from bench_stats import pps
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -70,6 +72,9 @@ def boot(kernel_bin, scenarios, outdir, mqbench, seconds, cpus, timeout, devcost
         except (OSError, ValueError):
             err = (outdir / f"{s}.err")
             res[s] = {"error": err.read_text().strip() if err.is_file() else "no result"}
+        records = read_records(outdir, s)
+        if records and isinstance(res[s], dict):
+            res[s]["records"] = records
     return res, pinned
 
 

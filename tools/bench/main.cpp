@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "args.hpp"
+#include "qstats.hpp"
 #include "run.hpp"
 
 namespace {
@@ -24,6 +25,8 @@ int real_main(int argc, char **argv)
         return 2;
     }
     const Options &o = *pr.options;
+    if (o.cmd == Subcommand::qstats)
+        return qstats::run(o);
     install_signal_handlers();
 
     Report r = make_report(o);

@@ -2,8 +2,9 @@
 # init (PID 1) of a benchmark UML kernel booted with the host root over
 # hostfs. Runs the scenarios named in BENCH_SCENARIOS (kernel command line),
 # one JSON file per scenario into BENCH_OUT, then powers off.
-# Each scenario sets up a dummy device and its qdisc, then runs mqbench; a
-# scenario that cannot run as specified leaves <scenario>.err instead.
+# Each scenario sets up a device (a dummy; for the sink_* ones also a veth pair
+# or a netdevsim device) and its qdisc, then runs mqbench; a scenario that
+# cannot run as specified leaves <scenario>.err instead.
 set -uo pipefail
 export PATH=/usr/sbin:/usr/bin:/sbin:/bin
 
@@ -61,7 +62,23 @@ fail() { # scenario message: the scenario's error instead of a result
 	echo "bench: $1 failed: $2"
 }
 
-run_mqbench() { # scenario device subcommand [mqbench args]; deletes the device
+# Deletes a device the way its driver allows: a netdevsim one through its bus
+# (its netdev refuses ip link del), any other (a veth takes its peer along)
+# with ip link del.
+dev_del() { # device
+	local parent
+	parent=$(readlink "/sys/class/net/$1/device" 2> /dev/null)
+	case ${parent##*/} in
+	netdevsim[0-9]*)
+		echo "${parent##*/netdevsim}" > /sys/bus/netdevsim/del_device
+		;;
+	*)
+		ip link del "$1"
+		;;
+	esac
+}
+
+mqbench_run() { # scenario device subcommand [mqbench args]
 	local name=$1 dev=$2 sub=$3
 	shift 3
 	echo "== $name"
@@ -69,7 +86,11 @@ run_mqbench() { # scenario device subcommand [mqbench args]; deletes the device
 	"$bin" "$sub" --dev "$dev" --duration "$secs" --json "$@" \
 		> "$out/$name.json" 2> "$out/$name.err" || echo "bench: $name failed: $(cat "$out/$name.err")"
 	tc -s qdisc show dev "$dev" > "$out/$name.qdisc-after"
-	ip link del "$dev"
+}
+
+run_mqbench() { # scenario device subcommand [mqbench args]; deletes the device
+	mqbench_run "$@"
+	dev_del "$2"
 }
 
 measure() { # scenario device threads [extra mqbench pktgen args]
@@ -102,7 +123,7 @@ xps_unset() { # scenario device
 		case $(cat "$q/xps_cpus" 2> /dev/null) in
 		*[1-9a-fA-F]*)
 			fail "$1" "XPS already set on $2 ${q##*/}: $(cat "$q/xps_cpus")"
-			ip link del "$2"
+			dev_del "$2"
 			return 1
 			;;
 		esac
@@ -131,7 +152,7 @@ root_mq() { # scenario device: mq as root qdisc, else the scenario's error
 	tc qdisc replace dev "$2" root handle 1: mq && return 0
 	nq=$(find /sys/class/net/"$2"/queues/ -maxdepth 1 -name 'tx-*' | wc -l)
 	fail "$1" "mq not attachable to $2 ($nq TX queue(s))"
-	ip link del "$2"
+	dev_del "$2"
 	return 1
 }
 
@@ -214,6 +235,105 @@ s3_default() {
 	dev_add d0
 	measure "${FUNCNAME[0]}" d0 "$ncpu" --xps
 }
+
+# Multi-queue sinks, on the patched kernel: the S1 load (one pktgen thread per
+# CPU, queue_xmit) on nq TX queues under an mq root, on a dummy, a veth pair
+# and a netdevsim device; *_xps with XPS CPU i -> tx-i (pktgen --xps), without
+# the suffix no XPS map (the flow hash picks the queue). Each also records what
+# the device reports per queue: <scenario>.qstats-before and <scenario>.qstats
+# (mqbench qstats --json just before and after the run: netdev QSTATS_GET with
+# scope queue, or the kernel's error, and the link's TX counters), and
+# <scenario>.classes (tc -s class show, the mq classes, after the run).
+sink_ns=sinkpeer
+nsim_id=7
+
+sink_measure() { # scenario device xps(yes|no): the device set up and up; deletes it
+	local name=$1 dev=$2 xps=()
+	root_mq "$name" "$dev" || return
+	if [ "$(cat "/sys/class/net/$dev/carrier" 2> /dev/null)" != 1 ]; then
+		fail "$name" "$dev has no carrier"
+		dev_del "$dev"
+		return
+	fi
+	if [ "$3" = yes ]; then
+		xps=(--xps)
+	else
+		xps_unset "$name" "$dev" || return
+	fi
+	"$bin" qstats --dev "$dev" --json > "$out/$name.qstats-before" ||
+		echo "bench: $name: mqbench qstats before the run failed"
+	mqbench_run "$name" "$dev" pktgen --threads "$ncpu" "${xps[@]}"
+	"$bin" qstats --dev "$dev" --json > "$out/$name.qstats" ||
+		echo "bench: $name: mqbench qstats after the run failed"
+	tc -s class show dev "$dev" > "$out/$name.classes"
+	dev_del "$dev"
+}
+
+# dummy: numtxqueues nq, as s1_nq_mq[_xps] (the patched dummy: not lltx, the
+# TX queue's xmit lock and per-queue counters).
+sink_dummy() { # scenario xps
+	dev_add d0 "$nq"
+	sink_measure "$1" d0 "$2"
+}
+sink_dummy_mq() { sink_dummy "${FUNCNAME[0]}" no; }
+sink_dummy_mq_xps() { sink_dummy "${FUNCNAME[0]}" yes; }
+
+# veth: v0 with nq TX and RX queues; its peer v1 (as many) up in its own netns,
+# so v0 has carrier and each packet crosses to v1 (netif_rx onto the sending
+# CPU's backlog), where the stack drops it (the destination MAC is not v1's:
+# PACKET_OTHERHOST). veth is lltx: no TX queue lock.
+sink_veth() { # scenario xps
+	if ! ip netns add "$sink_ns"; then
+		fail "$1" "ip netns add $sink_ns failed (CONFIG_NET_NS?)"
+		return
+	fi
+	if ! ip link add v0 numtxqueues "$nq" numrxqueues "$nq" type veth peer name v1 \
+		numtxqueues "$nq" numrxqueues "$nq" netns "$sink_ns"; then
+		fail "$1" "cannot create the veth pair v0/v1 (CONFIG_VETH?)"
+		ip netns del "$sink_ns"
+		return
+	fi
+	if ! ip -n "$sink_ns" link set v1 up || ! ip link set v0 up; then
+		fail "$1" "cannot bring the veth pair up"
+		dev_del v0
+		ip netns del "$sink_ns"
+		return
+	fi
+	sink_measure "$1" v0 "$2"
+	ip netns del "$sink_ns"
+}
+sink_veth_mq() { sink_veth "${FUNCNAME[0]}" no; }
+sink_veth_mq_xps() { sink_veth "${FUNCNAME[0]}" yes; }
+
+# netdevsim: bus device nsim_id with one port and nq queues (TX and RX, the
+# third field of new_device), its netdev renamed n0 before the first up (a
+# fresh netdevsim has carrier until its first down). Not linked to a peer: its
+# xmit drops every packet (tx_dropped), after the TX queue lock (not lltx).
+sink_nsim() { # scenario xps
+	local bus=/sys/bus/netdevsim ifs
+	if [ ! -e "$bus/new_device" ]; then
+		fail "$1" "no $bus/new_device (CONFIG_NETDEVSIM)"
+		return
+	fi
+	if ! echo "$nsim_id 1 $nq" > "$bus/new_device"; then
+		fail "$1" "netdevsim new_device \"$nsim_id 1 $nq\" rejected"
+		return
+	fi
+	ifs=("$bus/devices/netdevsim$nsim_id/net/"*)
+	if [ "${#ifs[@]}" -ne 1 ] || [ ! -e "${ifs[0]}" ]; then
+		fail "$1" "netdevsim$nsim_id: not one netdev: ${ifs[*]##*/}"
+		echo "$nsim_id" > "$bus/del_device"
+		return
+	fi
+	if ! ip link set "${ifs[0]##*/}" name n0 || ! ip link set n0 up; then
+		fail "$1" "netdevsim$nsim_id: cannot rename ${ifs[0]##*/} to n0 or bring it up"
+		echo "$nsim_id" > "$bus/del_device"
+		return
+	fi
+	sink_measure "$1" n0 "$2"
+}
+sink_nsim_mq() { sink_nsim "${FUNCNAME[0]}" no; }
+sink_nsim_mq_xps() { sink_nsim "${FUNCNAME[0]}" yes; }
 
 # Sweep for pps against senders and queues: sweep_q<Q>_t<T>, Q TX queues
 # (1: pfifo_fast root, more: mq root), T pktgen threads.

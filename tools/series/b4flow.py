@@ -8,13 +8,20 @@ own) and runs these steps, each named in errors as "[<tree>/<topic>] <step>":
   prep       branch b4/<tree>-<topic> enrolled with `b4 prep -e`: b4's cover
              commit holds the series' cover letter (the branch description),
              the patches carry the sender's git identity instead of the role
-             identity; prefix <tree>, revision from series.conf, and for a
-             series building on another the prerequisite patch ids
+             identity; prefix <tree>, revision from series.conf. A series
+             building on another starts from it, with its patch ids as
+             prerequisites; once that one is merged (merged=, --merged) it
+             starts from the base with it merged (series.merged_base) and
+             has no prerequisites, as it is posted
   check      `b4 prep --check`, with checkpatch run as netdev runs it
   to-cc      `b4 prep --auto-to-cc` (get_maintainer.pl)
-  send       `b4 send -o`: the mails, refused while they name the role identity
-  roundtrip  `b4 shazam` of the mails (after those of the series it builds on)
-             on a fresh worktree at the base: the tree must be the workspace's
+  send       `b4 send -o`: the mails, refused while they name the role
+             identity, while the series is blocked in the posting order
+             (series.post_order: the series it builds on is not merged yet),
+             or when they carry prerequisite-patch-id lines
+  roundtrip  `b4 shazam` of the mails (after those of the series it builds on,
+             unless that is merged) on a fresh worktree at the series' base:
+             the tree must be the workspace's
 
 and, to exercise the review cycle on the b4 branch (exercise=True, the default):
 
@@ -76,7 +83,11 @@ class Job:
     version: int
     cover: str  # subject, blank line, body
     branch: str = ""  # the b4 branch in the work clone
-    start: str = ""  # the commit it starts from (base or the series it builds on)
+    start: str = ""  # the commit it starts from (base, the series it builds on, or
+    # the base with that series merged)
+    posting: str = ""  # its place in the posting order (series.Posting.status)
+    blocked: bool = False  # it waits for the series it builds on to be merged
+    on_merged: bool = False  # the series it builds on is merged: it starts from that
     steps: list = field(default_factory=list)  # [step, status, seconds, detail]
     check: str = ""  # b4 prep --check output
     to: list = field(default_factory=list)
@@ -126,8 +137,9 @@ def reply_with_trailer(patch_file, who):
 
 class Flow:
     def __init__(self, src, base, out, work, identity, conf, prefix, log=print,
-                 check_cmd=None, to_cmd=None, cc_cmd=None):
+                 check_cmd=None, to_cmd=None, cc_cmd=None, merged=()):
         self.src, self.out, self.work = Path(src), Path(out), Path(work)
+        self.merged = list(merged)  # series merged into the tree of those building on them
         self.identity, self.conf, self.prefix, self.log = identity, conf, prefix, log
         self.role = (conf["SERIES_AUTHOR_NAME"], conf["SERIES_AUTHOR_EMAIL"])
         self.check_cmd, self.to_cmd, self.cc_cmd = check_cmd, to_cmd, cc_cmd
@@ -196,7 +208,14 @@ class Flow:
         if not out:
             raise FlowError("*", "setup", f"no {self.prefix}<tree>/<topic> branches in "
                             f"{self.src}: run series.py apply first")
-        return out
+        try:
+            order = series.post_order(out, self.merged)
+        except series.SeriesError as err:
+            raise FlowError("*", "setup", str(err)) from None
+        for p in order:
+            p.series.posting, p.series.blocked = p.status, p.blocked
+            p.series.on_merged = bool(p.series.depends) and p.prerequisite_merged
+        return [p.series for p in order]
 
     def start_rev(self, tree, topic):
         dep = self.conf.get(series.base_key(tree, topic))
@@ -240,13 +259,16 @@ class Flow:
 
     def prep(self, job):
         job.start = self.git(job, "prep", "rev-parse", self.src_start(job))
+        if job.on_merged:  # as posted: on its tree with the prerequisite merged
+            job.start = series.merged_base(self.repo, self.base, job.start, job.depends,
+                                           job.tree, self.conf)
         job.branch = f"b4/{job.tree}-{job.topic}"
         self.git(job, "prep", "checkout", "-q", "-f", "-B", job.branch,
                  self.sender_chain(job, job.start))
         revision = ["--force-revision", str(job.version)] if job.version != 1 else []
         self.b4(job, "prep", "prep", "-e", job.start, *revision, "--set-prefixes", job.tree,
                 "--edit-cover", config=[self.editor(job.cover, "cover.txt")])
-        if job.depends:
+        if job.depends and not job.on_merged:
             # What git format-patch --base writes: the base and the patch ids
             # of the series this one builds on.
             deps = [f"patch-id: {pid}" for pid in self.patch_ids(job, self.base, job.start)]
@@ -281,7 +303,7 @@ class Flow:
         if not (self.repo / "scripts/checkpatch.pl").is_file():
             return None  # b4 then says it found no checkpatch
         ignore = checks.CHECKPATCH_IGNORE
-        text = self.git(job, "check", "log", "--format=%B", f"{self.src_start(job)}..{job.branch}")
+        text = self.git(job, "check", "log", "--format=%B", f"{job.start}..{job.branch}")
         ids = [m["id"] for m in map(checks.FIXES_RE.match, text.splitlines()) if m]
         if any(subprocess.run(["git", "-C", str(self.repo), "cat-file", "-e", f"{i}^{{commit}}"],
                               capture_output=True).returncode for i in ids):
@@ -314,6 +336,10 @@ class Flow:
 
     def send(self, job, step="send"):
         """b4 send -o: the mails of the current revision in out/<tree>/<topic>/v<N>/."""
+        if job.blocked:
+            raise FlowError(job.name, step, f"refused: {job.posting} (netdev CI applies a "
+                            f"series to the tip of its tree); post {job.depends} first, then "
+                            f"run again with --merged {job.depends}")
         if set(self.identity) & set(self.role):
             raise FlowError(job.name, step, f"the sender identity {self.identity[0]} "
                             f"<{self.identity[1]}> is the role identity: set your own git "
@@ -325,11 +351,18 @@ class Flow:
         self.b4(job, step, "send", "-o", tmp, "--no-sign")
         files = sorted(tmp.glob("*.eml"))
         leaks = role_leaks(files, self.conf)
-        if not files or leaks:
+        prereqs = [f.name for f in files if "\nprerequisite-patch-id:" in f.read_text()]
+        if not files or leaks or prereqs:
             shutil.rmtree(tmp, ignore_errors=True)
-            raise FlowError(job.name, step, "no mails written" if not files else
-                            "refused: the mails still carry the role identity:\n  "
-                            + "\n  ".join(leaks[:10]))
+            if not files:
+                detail = "no mails written"
+            elif leaks:
+                detail = ("refused: the mails still carry the role identity:\n  "
+                          + "\n  ".join(leaks[:10]))
+            else:
+                detail = (f"refused: prerequisite-patch-id in {', '.join(prereqs)}: netdev CI "
+                          "applies a series to the tip of its tree")
+            raise FlowError(job.name, step, detail)
         shutil.rmtree(dest, ignore_errors=True)
         tmp.rename(dest)
         job.mails[rev] = write_mbox(sorted(dest.glob("*.eml")), dest.with_suffix(".mbox"))
@@ -337,9 +370,10 @@ class Flow:
 
     def roundtrip(self, job, done):
         """b4 shazam of the mails of the series `job` builds on (from `done`),
-        then of its own, on a fresh worktree at the base."""
+        then of its own, on a fresh worktree at the base; of its own only, on
+        the base with it merged, once that series is merged."""
         chain = [job]
-        while chain[0].depends:
+        while chain[0].depends and not chain[0].on_merged:
             dep = done.get(chain[0].depends)
             if not dep or not dep.mails:
                 raise FlowError(job.name, "roundtrip", f"needs the mails of {chain[0].depends}, "
@@ -348,7 +382,8 @@ class Flow:
         if not (self.rt / ".git").exists():
             shutil.rmtree(self.rt, ignore_errors=True)
             self.git(job, "roundtrip", "worktree", "add", "-q", "--detach", self.rt, self.base)
-        self.git(job, "roundtrip", "checkout", "-q", "-f", "--detach", self.base, cwd=self.rt)
+        start = chain[0].start if chain[0].on_merged else self.base
+        self.git(job, "roundtrip", "checkout", "-q", "-f", "--detach", start, cwd=self.rt)
         self.git(job, "roundtrip", "clean", "-qfdx", cwd=self.rt)
         for j in chain:
             self.b4(job, "roundtrip", "shazam", "-m", j.mails[min(j.mails)], cwd=self.rt)
@@ -445,8 +480,9 @@ class Flow:
 
 
 def run_all(tree, base_rev, out_dir, log=print, *, prefix="ci/", conf=None, identity=None,
-            work=None, exercise=True, check_cmd=None, to_cmd=None, cc_cmd=None):
-    """Every workspace series of `tree` through b4 (see the module doc).
+            work=None, exercise=True, check_cmd=None, to_cmd=None, cc_cmd=None, merged=()):
+    """Every workspace series of `tree` through b4 (see the module doc), in
+    posting order; `merged` names the series merged already (series.post_order).
 
     `prefix` is the workspace branch prefix (the pipeline's ci/), `identity`
     the sender (default: git user.name/user.email of `tree`), `work` the clone
@@ -465,13 +501,14 @@ def run_all(tree, base_rev, out_dir, log=print, *, prefix="ci/", conf=None, iden
         except series.SeriesError as err:
             raise FlowError("*", "identity", str(err)) from None
     flow = Flow(tree, base_rev, out_dir, work or CACHE / "ws/b4", identity, conf, prefix, log,
-                check_cmd, to_cmd, cc_cmd)
+                check_cmd, to_cmd, cc_cmd, merged)
     shutil.rmtree(out_dir, ignore_errors=True)
     out_dir.mkdir(parents=True)
     flow.setup()
     log(f"==> b4: {identity[0]} <{identity[1]}> sending; work clone {flow.repo} ready in "
         f"{time.monotonic() - t0:.0f}s")
     jobs, done = flow.jobs(), {}
+    log("==> b4: posting order: " + "; ".join(f"{j.name}: {j.posting}" for j in jobs))
     for job in jobs:
         log(f"==> b4: {job.name} (v{job.version}, {job.workspace})")
         try:
@@ -500,6 +537,8 @@ def write_summary(jobs, out_dir, seconds):
         for name, status, secs, detail in j.steps:
             lines.append(f"| {j.name} | {name} | {status} | {secs} | "
                          f"{detail.splitlines()[0] if detail else ''} |")
+    lines += ["", "## Posting order", ""]
+    lines += [f"{i}. {j.name}: {j.posting}" for i, j in enumerate(jobs, 1)]
     for j in jobs:
         lines += ["", f"## {j.name}: b4 prep --check", "", "```", j.check or "(not run)", "```"]
     (out_dir / "b4.md").write_text("\n".join(lines) + "\n")
@@ -529,12 +568,16 @@ def main(argv=None):
     r.add_argument("--check-cmd", help="b4 prep --check command (default: netdev checkpatch)")
     r.add_argument("--to-cmd", help="auto-to command (default: b4's get_maintainer.pl)")
     r.add_argument("--cc-cmd", help="auto-cc command (default: b4's get_maintainer.pl)")
+    r.add_argument("--merged", action="append", default=[], metavar="TREE/TOPIC",
+                   help="this series is merged into the tree of the series building on it: "
+                   "they are posted on the base with it merged (repeatable)")
     args = ap.parse_args(argv)
     conf = series.load_conf(args.conf) if args.conf else series.load_conf()
     try:
         run_all(args.tree, args.base, args.out, prefix=args.prefix, conf=conf,
                 identity=args.identity, work=args.work, exercise=not args.no_exercise,
-                check_cmd=args.check_cmd, to_cmd=args.to_cmd, cc_cmd=args.cc_cmd)
+                check_cmd=args.check_cmd, to_cmd=args.to_cmd, cc_cmd=args.cc_cmd,
+                merged=args.merged)
     except series.SeriesError as err:  # FlowError too
         print(f"error: {err}", file=sys.stderr)
         return 1

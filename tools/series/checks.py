@@ -6,8 +6,8 @@ list, Signed-off-by matching the author, Fixes: tags, kernel-doc -Wall on
 touched files, an incremental W=1 build with sparse (C=1) counting new
 warnings, Coccinelle on touched C files, get_maintainer.pl's To/Cc, and the
 project's own: the default dummy's transmit function must disassemble as on
-the base (xmit_disasm). Per series: cover letter, size, subject prefixes. Each check yields pass, fail
-or skip with its first message.
+the base (xmit_disasm). Per series: cover letter, size, subject prefixes.
+Each check yields pass, fail or skip with its first message.
 """
 
 import difflib

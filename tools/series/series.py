@@ -10,6 +10,13 @@ series it builds on (SERIES_BASE_<TREE>_<TOPIC>="<tree>/<topic>"), and
 <prefix>all merges them all: the patched kernel. Developers edit commits on
 the series branches; `export` writes them back. Applying then exporting
 reproduces the committed files byte for byte.
+
+Posting follows netdev's order: netdev CI applies a series to the tip of
+its tree, so a series building on another cannot be posted until that one
+is merged into its tree. `post-order` prints the order and what can be
+posted now; `send-prep --merged <tree>/<topic>` writes a dependent series
+as it is posted once its prerequisite is merged: rebased onto the base with
+the prerequisite merged, without prerequisite-patch-id lines.
 """
 
 import argparse
@@ -17,6 +24,7 @@ import os
 import re
 import subprocess
 import sys
+import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -135,6 +143,67 @@ def leaves(all_series):
     """Series no other series builds on: their tips together hold every patch."""
     deps = {ser.depends for ser in all_series}
     return [ser for ser in all_series if ser.name not in deps]
+
+
+@dataclass
+class Posting:
+    """A series' place in the posting order."""
+    series: object  # a Series, or anything with .name, .tree and .depends
+    merged: bool = False  # the series itself is marked merged (posted before)
+    prerequisite_merged: bool = False  # the series it builds on is merged into its tree
+
+    @property
+    def blocked(self):
+        return bool(self.series.depends) and not self.prerequisite_merged
+
+    @property
+    def status(self):
+        ser = self.series
+        if self.merged:
+            return "merged: posted before, not posted again"
+        if self.blocked:
+            return f"blocked until {ser.depends} is merged into {ser.tree}"
+        if ser.depends:
+            return (f"post now, rebased onto {ser.tree} with {ser.depends} merged "
+                    "(no prerequisite ids)")
+        return "post now"
+
+
+def post_order(all_series, merged=()):
+    """[Posting] in the order to post the series: net before net-next, each
+    after the series it builds on. A series building on another is blocked
+    until that one is merged into its tree (netdev CI applies a series to the
+    tip of its tree): `merged` names the series known to be merged."""
+    names = [ser.name for ser in all_series]
+    for m in merged:
+        if m not in names:
+            raise SeriesError(f"--merged {m}: no such series (series: {', '.join(names)})")
+    pending = sorted(all_series, key=lambda ser: (TREES.index(ser.tree), ser.name))
+    order, seen = [], set()
+    while pending:
+        ser = next((x for x in pending if not x.depends or x.depends in seen), None)
+        if ser is None:
+            raise SeriesError(f"{pending[0].name} builds on {pending[0].depends}, which is "
+                              f"not a series to post before it ({', '.join(names)})")
+        if ser.name in merged and ser.depends and ser.depends not in merged:
+            raise SeriesError(f"--merged {ser.name}: it builds on {ser.depends}, which is "
+                              f"then merged too: add --merged {ser.depends}")
+        order.append(ser)
+        seen.add(ser.name)
+        pending.remove(ser)
+    return [Posting(ser, ser.name in merged, bool(ser.depends) and ser.depends in merged)
+            for ser in order]
+
+
+def order_lines(postings):
+    """The posting order as numbered lines, with what to do about a blocked series."""
+    lines = []
+    for i, p in enumerate(postings, 1):
+        lines.append(f"{i}. {p.series.name}: {p.status}")
+        if p.blocked:
+            lines.append(f"   post {p.series.depends} first; once it is in {p.series.tree}, "
+                         f"run again with --merged {p.series.depends}")
+    return lines
 
 
 def am_failure(tree, patch, output, name):
@@ -261,6 +330,9 @@ def canonical_chain(tree, parent, rev_range, conf):
 def export(tree, base, outdir=PATCHES, conf=None, identity=None, prefix=DEFAULT_PREFIX):
     """Write every <prefix><tree>/<topic> branch of `tree` as format-patch files.
 
+    This is the stored form of the stack, every series against `base`: a
+    series building on another names that one's patches as prerequisites
+    (prerequisite-patch-id). What is posted is written by send_prep().
     identity=None keeps the role identity from series.conf; otherwise
     (name, email) replaces it in From:, Signed-off-by: and the shortlog.
     """
@@ -271,9 +343,7 @@ def export(tree, base, outdir=PATCHES, conf=None, identity=None, prefix=DEFAULT_
     canon_base = git(tree, "rev-parse", f"{base}^{{commit}}")
     canon_of = {}  # branch -> its canonical tip
     outdir = Path(outdir)
-    for t in TREES:
-        for old in (outdir / t).glob("*/*.patch") if (outdir / t).is_dir() else []:
-            old.unlink()
+    clear_patches(outdir)
     written = []
     for tree_name, topic, branch in chain:
         dep = conf.get(base_key(tree_name, topic))
@@ -282,42 +352,150 @@ def export(tree, base, outdir=PATCHES, conf=None, identity=None, prefix=DEFAULT_
                               f"which is not a workspace series before it")
         prev = prefix + dep if dep else base
         canon_prev = canon_of[prev] if dep else canon_base
-        res = subprocess.run(["git", "-C", str(tree), "merge-base", "--is-ancestor",
-                              prev, branch])
-        if res.returncode:
-            raise SeriesError(f"{prev} is not an ancestor of {branch}: rebase {branch} onto it")
-        canon = canonical_chain(tree, canon_prev, f"{prev}..{branch}", conf)
-        count = int(git(tree, "rev-list", "--count", f"{prev}..{branch}"))
-        d = outdir / tree_name / topic
-        d.mkdir(parents=True, exist_ok=True)
-        if count:
-            tmp = "series-export-tmp"
-            git(tree, "branch", "-f", tmp, canon)
-            desc = git(tree, "config", f"branch.{branch}.description", check=False)
-            if desc:
-                git(tree, "config", f"branch.{tmp}.description", desc + "\n")
-            version = int(conf.get(version_key(tree_name, topic), "1"))
-            tip_date = git(tree, "log", "-1", "--format=%aD", canon)
-            args = ["format-patch", "-q", "--full-index", "--no-signature",
-                    f"--subject-prefix=PATCH {tree_name}", f"--base={base}",
-                    "--cover-from-description=subject", "-o", str(d)]
-            if count > 2:
-                args.append("--cover-letter")
-            if version > 1:
-                args.append(f"-v{version}")
-            args.append(f"{canon_prev}..{tmp}")
-            try:
-                git(tree, *args, env=role_env(conf, tip_date))
-            finally:
-                git(tree, "branch", "-D", tmp, check=False)
-                git(tree, "config", "--remove-section", f"branch.{tmp}", check=False)
-            files = sorted(d.glob("*.patch"))
-            if identity:
-                for f in files:
-                    f.write_text(substitute_identity(f.read_text(), conf, identity))
-            written += files
+        canon = canonical_tip(tree, prev, canon_prev, branch, conf)
+        written += write_series(tree, tree_name, topic, branch, canon_prev, canon, base,
+                                outdir / tree_name / topic, conf, identity)
         canon_of[branch] = canon
     return written
+
+
+def clear_patches(outdir):
+    for t in TREES:
+        for old in (outdir / t).glob("*/*.patch") if (outdir / t).is_dir() else []:
+            old.unlink()
+
+
+def canonical_tip(tree, prev, canon_prev, branch, conf):
+    """The canonical chain of prev..branch on canon_prev (canonical_chain)."""
+    res = subprocess.run(["git", "-C", str(tree), "merge-base", "--is-ancestor", prev, branch])
+    if res.returncode:
+        raise SeriesError(f"{prev} is not an ancestor of {branch}: rebase {branch} onto it")
+    return canonical_chain(tree, canon_prev, f"{prev}..{branch}", conf)
+
+
+def write_series(tree, tree_name, topic, branch, start, tip, base, d, conf, identity=None):
+    """git format-patch of start..tip into directory d as series <tree>/<topic>
+    (workspace branch `branch`, whose description is the cover letter): prefix
+    [PATCH <tree>], -v<N> from series.conf, a cover letter for more than two
+    patches, --base=base (base-commit, and prerequisite-patch-id for the
+    commits between base and start). Committed by the role identity at the
+    tip's date, so the files depend only on the content. Returns the files."""
+    count = int(git(tree, "rev-list", "--count", f"{start}..{tip}"))
+    if not count:
+        return []
+    d.mkdir(parents=True, exist_ok=True)
+    tmp = "series-export-tmp"
+    git(tree, "branch", "-f", tmp, tip)
+    desc = git(tree, "config", f"branch.{branch}.description", check=False)
+    if desc:
+        git(tree, "config", f"branch.{tmp}.description", desc + "\n")
+    version = int(conf.get(version_key(tree_name, topic), "1"))
+    tip_date = git(tree, "log", "-1", "--format=%aD", tip)
+    args = ["format-patch", "-q", "--full-index", "--no-signature",
+            f"--subject-prefix=PATCH {tree_name}", f"--base={base}",
+            "--cover-from-description=subject", "-o", str(d)]
+    if count > 2:
+        args.append("--cover-letter")
+    if version > 1:
+        args.append(f"-v{version}")
+    args.append(f"{start}..{tmp}")
+    try:
+        git(tree, *args, env=role_env(conf, tip_date))
+    finally:
+        git(tree, "branch", "-D", tmp, check=False)
+        git(tree, "config", "--remove-section", f"branch.{tmp}", check=False)
+    files = sorted(d.glob("*.patch"))
+    if identity:
+        for f in files:
+            f.write_text(substitute_identity(f.read_text(), conf, identity))
+    return files
+
+
+def merged_base(tree, base, prerequisite, name, into, conf):
+    """A commit standing for tree `into` once series `name` (whose tip is
+    `prerequisite`, built on `base`) is merged into it: the merge of the two,
+    with the prerequisite's tree, committed by the role identity at the
+    prerequisite's date (the same inputs give the same commit)."""
+    date = git(tree, "log", "-1", "--format=%ad", "--date=raw", prerequisite)
+    env = role_env(conf, date)
+    env.update(GIT_AUTHOR_NAME=conf["SERIES_AUTHOR_NAME"],
+               GIT_AUTHOR_EMAIL=conf["SERIES_AUTHOR_EMAIL"], GIT_AUTHOR_DATE=date)
+    return git(tree, "commit-tree", f"{prerequisite}^{{tree}}", "-p", base, "-p", prerequisite,
+               "-m", f"Merge {name} into {into}", env=env)
+
+
+def applied_tree(tree, start, files):
+    """The tree the patch files give, applied in order (git apply --cached)
+    on commit `start` in a scratch index: no checkout, the worktree and its
+    index untouched. Raises SeriesError naming a patch that does not apply."""
+    with tempfile.TemporaryDirectory() as tmp:
+        env = {**os.environ, "GIT_INDEX_FILE": str(Path(tmp) / "index")}
+        git(tree, "read-tree", start, env=env)
+        for f in files:
+            if COVER_RE.match(Path(f).name):
+                continue
+            res = subprocess.run(["git", "-C", str(tree), "apply", "--cached", str(f)],
+                                 env=env, text=True, capture_output=True)
+            if res.returncode:
+                raise SeriesError(f"{f} does not apply to {start}:\n{res.stderr.strip()}")
+        return git(tree, "write-tree", env=env)
+
+
+def check_posting(tree, start, files, branch):
+    """What is posted has no prerequisite ids and applies on `start`,
+    giving the tree of the workspace branch."""
+    with_ids = [f.name for f in files if "\nprerequisite-patch-id:" in f.read_text()]
+    if with_ids:
+        raise SeriesError(f"{', '.join(with_ids)}: prerequisite-patch-id lines in a series to "
+                          "post: netdev CI cannot apply it to the tip of its tree")
+    got, want = applied_tree(tree, start, files), git(tree, "rev-parse", f"{branch}^{{tree}}")
+    if got != want:
+        raise SeriesError(f"the files of {branch} applied on {start[:12]} give tree {got}, "
+                          f"not {want} of {branch}")
+
+
+def send_prep(tree, base, outdir, merged=(), conf=None, identity=None, prefix=DEFAULT_PREFIX):
+    """Write each workspace series that can be posted now, in posting order
+    (post_order()), to outdir/<tree>/<topic>/ as it is posted. Returns
+    [(Posting, files)]; a blocked series, or one merged already, has no files.
+
+    A series building on another that is merged (`merged`) is rebased onto
+    merged_base(), its tree with the prerequisite merged, and names that as
+    its base-commit: no prerequisite-patch-id. Every series written is
+    checked (check_posting): no prerequisite ids, and its patches apply to
+    its base giving the workspace branch's tree, so the checks of the stack
+    hold for what is posted. identity: as for export().
+    """
+    conf = conf or load_conf()
+    chain = workspace_series(tree, prefix)
+    if not chain:
+        raise SeriesError(f"no {prefix}<tree>/<topic> branches in {tree}: run apply first")
+    all_series = [Series(t, topic, None, int(conf.get(version_key(t, topic), "1")),
+                         depends=conf.get(base_key(t, topic)) or None) for t, topic, _ in chain]
+    postings = post_order(all_series, merged)
+    canon_base = git(tree, "rev-parse", f"{base}^{{commit}}")
+    canon_of = {}  # series name -> its canonical tip on the stack
+    outdir = Path(outdir)
+    clear_patches(outdir)
+    out = []
+    for p in postings:
+        ser = p.series
+        branch = prefix + ser.name
+        prev = prefix + ser.depends if ser.depends else base
+        canon_prev = canon_of[ser.depends] if ser.depends else canon_base
+        canon_of[ser.name] = canon = canonical_tip(tree, prev, canon_prev, branch, conf)
+        if p.blocked or p.merged:
+            out.append((p, []))
+            continue
+        start, tip = canon_base, canon
+        if ser.depends:
+            start = merged_base(tree, canon_base, canon_prev, ser.depends, ser.tree, conf)
+            tip = canonical_chain(tree, start, f"{canon_prev}..{canon}", conf)
+        files = write_series(tree, ser.tree, ser.topic, branch, start, tip, start,
+                             outdir / ser.tree / ser.topic, conf, identity)
+        check_posting(tree, start, files, branch)
+        out.append((p, files))
+    return out
 
 
 def substitute_identity(text, conf, identity):
@@ -349,10 +527,18 @@ def main(argv=None):
     e.add_argument("tree")
     e.add_argument("base")
     e.add_argument("--out", default=str(PATCHES))
-    s = sub.add_parser("send-prep", help="export with the submitter's identity for sending")
+    o = sub.add_parser("post-order", help="the order to post the series in, and which can be "
+                       "posted now")
+    o.add_argument("--patches", type=Path, default=PATCHES, help="default %(default)s")
+    s = sub.add_parser("send-prep", help="write the series that can be posted now, as posted, "
+                       "with the submitter's identity")
     s.add_argument("tree")
     s.add_argument("base")
     s.add_argument("--out", required=True)
+    for p in (o, s):
+        p.add_argument("--merged", action="append", default=[], metavar="TREE/TOPIC",
+                       help="this series is merged into the tree of the series building on "
+                       "it (repeatable)")
     args = ap.parse_args(argv)
     try:
         if args.cmd == "apply":
@@ -363,10 +549,20 @@ def main(argv=None):
         elif args.cmd == "export":
             files = export(args.tree, args.base, Path(args.out), prefix=args.prefix)
             print(f"exported {len(files)} files to {args.out}")
+        elif args.cmd == "post-order":
+            conf = load_conf(args.patches / "series.conf")
+            postings = post_order(load_series(conf, args.patches), args.merged)
+            print("posting order (netdev CI applies a series to the tip of its tree):")
+            print("\n".join("  " + line for line in order_lines(postings)))
         else:
-            files = export(args.tree, args.base, Path(args.out), prefix=args.prefix,
-                           identity=submitter_identity(args.tree))
-            print(f"wrote {len(files)} files with the submitter identity to {args.out}")
+            done = send_prep(args.tree, args.base, Path(args.out), args.merged,
+                             identity=submitter_identity(args.tree), prefix=args.prefix)
+            for line in order_lines([p for p, _ in done]):
+                print(line)
+            for p, files in done:
+                if files:
+                    print(f"wrote {len(files)} files of {p.series.name} to "
+                          f"{Path(args.out) / p.series.tree / p.series.topic}")
     except SeriesError as err:
         print(f"error: {err}", file=sys.stderr)
         return 1

@@ -1,25 +1,23 @@
 #!/usr/bin/env python3
-"""Backport the net fixes to the pinned stable trees and check they apply.
+"""Check that the net fixes, as posted, apply to the pinned stable trees and fix the bug there.
 
-Each stable tree is pinned in kernel/stable/<version>.env, with the keys of
-kernel/base.env, and has its backports in patches/stable/<version>/ as git
-format-patch output (one commit per net fix, in order, plus a README).
+Stable takes the patches of a net series that carry a Fixes: tag and apply
+(the kernel fixes; the selftest patches carry none). Each stable tree is
+pinned in kernel/stable/<version>.env, with the keys of kernel/base.env.
+This tool takes those patches from patches/net/<topic>/ exactly as posted
+and applies them to each pinned tree with git am: there are no backports of
+our own to keep.
 
-  stable.py list                      the pinned trees and their backports
-  stable.py check                     every backport names a net fix of patches/net/
-  stable.py apply [VERSION...]        fetch and import each tree (cached), then
-                                      git am its backports on stable/<version>
-  stable.py export VERSION WORKTREE   write branch stable/<version> back to
-                                      patches/stable/<version>/
-  stable.py vm VERSION...             apply, then build the tree's base and its
-                                      backports (x86, the test kernel configs) and
-                                      boot both with selftests/stable.json's plan
+  stable.py list                  the pinned trees and the net fixes stable takes
+  stable.py check                 the net series has fix patches with Fixes: tags
+  stable.py apply [VERSION...]    fetch and import each tree (cached), then
+                                  git am the net fixes on stable/<version>
+  stable.py vm VERSION...         apply, then build the tree's base and patched
+                                  kernels (x86, the test kernel configs) and boot
+                                  both with selftests/stable.json's plan
 
-A backport's body starts with "commit <id> upstream.", <id> being the commit
-the fix has on the net series branch that `series.py apply` creates on the
-pinned base: that id depends only on the base and the patch (see
-Documentation/workflow.md). When a backport does not apply, the error names
-the tree, the patch and each failing hunk (file and hunk header).
+A fix that does not apply is an error naming the tree, the patch and each
+failing hunk (file and hunk header).
 """
 
 import argparse
@@ -37,19 +35,18 @@ import series
 
 ROOT = Path(__file__).resolve().parents[2]
 PINS = ROOT / "kernel" / "stable"
-PATCHES = ROOT / "patches" / "stable"
 NET_PATCHES = ROOT / "patches" / "net"
 SELFTESTS = ROOT / "selftests"
 BRANCH_PREFIX = "stable/"
-UPSTREAM_RE = re.compile(r"^commit ([0-9a-f]{40}) upstream\.$", re.M)
-PENDING_RE = re.compile(r"^\[ Upstream commit (.+) pending in net \]$", re.M)
-FROM_RE = re.compile(r"^From ([0-9a-f]{40}) ", re.M)
+FIXES_RE = re.compile(r"^Fixes: \S.*$", re.M)
+NEW_FILE_RE = re.compile(r"^diff --git a/\S+ b/(\S+)\nnew file mode", re.M)
+TREE_PROG_RE = re.compile(r"cd @TREE@/(\S+) && \./(\S+)")
 HUNK_RE = re.compile(r"^@@ -(\d+)(?:,(\d+))? \+\d+(?:,\d+)? @@.*$")
 DIFF_RE = re.compile(r"^diff --git a/(\S+) b/(\S+)$")
 
 
 class StableError(series.SeriesError):
-    """A stable tree, pin or backport at fault, named in the message."""
+    """A stable tree, pin or net fix at fault, named in the message."""
 
 
 @dataclass
@@ -57,7 +54,6 @@ class Tree:
     version: str
     pin: Path
     env: dict
-    patches: list = field(default_factory=list)
 
     @property
     def tag(self):
@@ -103,65 +99,41 @@ def load_pin(path):
     return env
 
 
-def trees(pins=PINS, patches=PATCHES):
+def trees(pins=PINS):
     """Every pinned stable tree, oldest first."""
-    out = []
-    for pin in sorted(Path(pins).glob("*.env"), key=lambda p: version_key(p.stem)):
-        out.append(Tree(pin.stem, pin, load_pin(pin),
-                        sorted((Path(patches) / pin.stem).glob("*.patch"))))
-    return out
+    return [Tree(pin.stem, pin, load_pin(pin))
+            for pin in sorted(Path(pins).glob("*.env"), key=lambda p: version_key(p.stem))]
 
 
-def tree(version, pins=PINS, patches=PATCHES):
-    for t in trees(pins, patches):
+def tree(version, pins=PINS):
+    for t in trees(pins):
         if t.version == version:
             return t
-    have = ", ".join(t.version for t in trees(pins, patches)) or "none"
+    have = ", ".join(t.version for t in trees(pins)) or "none"
     raise StableError(f"no pinned stable tree {version} in {pins} (pinned: {have})")
 
 
-# ---- checks on the files -------------------------------------------------
+# ---- what stable takes -----------------------------------------------------
 
-def net_fix_ids(net=NET_PATCHES):
-    """{commit id: patch file} of every net series patch (its From line)."""
-    ids = {}
-    for p in sorted(Path(net).glob("*/*.patch")):
-        m = FROM_RE.match(p.read_text())
-        if m and not series.COVER_RE.match(p.name):
-            ids[m[1]] = p
-    return ids
+def message(patch):
+    """The commit message of a format-patch file (before the diffstat)."""
+    return Path(patch).read_text().partition("\n---\n")[0]
 
 
-def net_fix_subjects(net=NET_PATCHES):
-    subjects = {}
-    for p in sorted(Path(net).glob("*/*.patch")):
-        m = re.search(r"^Subject: \[[^\]]*\] (.*(?:\n [^\n]*)*)", p.read_text(), re.M)
-        if m and not series.COVER_RE.match(p.name):
-            subjects[re.sub(r"\n ", " ", m[1]).strip()] = p
-    return subjects
+def net_patches(net=NET_PATCHES):
+    """Every patch of the net series (patches/net/<topic>/), cover letters
+    left out, in posting order."""
+    return [p for p in sorted(Path(net).glob("*/*.patch")) if not series.COVER_RE.match(p.name)]
 
 
-def check_refs(t, net=NET_PATCHES):
-    """Problems with the upstream reference of each backport of tree t: it must
-    name, by commit id or pending subject, a patch of patches/net/."""
-    ids, subjects = net_fix_ids(net), net_fix_subjects(net)
-    problems = []
-    if not t.patches:
-        problems.append(f"stable {t.version}: no backports in {PATCHES / t.version}")
-    for p in t.patches:
-        text = p.read_text()
-        m, pend = UPSTREAM_RE.search(text), PENDING_RE.search(text)
-        name = f"stable {t.version}: {p.name}"
-        if m:
-            if m[1] not in ids:
-                problems.append(f"{name}: names commit {m[1][:12]}, which no patch of "
-                                f"{net} has (the net series changed: refresh the backport)")
-        elif pend:
-            if pend[1] not in subjects:
-                problems.append(f"{name}: names pending \"{pend[1]}\", no such net patch subject")
-        else:
-            problems.append(f"{name}: no \"commit <id> upstream.\" line")
-    return problems
+def net_fixes(net=NET_PATCHES):
+    """The patches stable takes: those of the net series carrying a Fixes:
+    tag, as posted. Raises StableError when there is none."""
+    fixes = [p for p in net_patches(net) if FIXES_RE.search(message(p))]
+    if not fixes:
+        raise StableError(f"no patch of the net series in {shown(net)}/*/ carries a Fixes: "
+                          "tag: stable has nothing to take")
+    return fixes
 
 
 # ---- applying --------------------------------------------------------------
@@ -214,24 +186,22 @@ def am(worktree, patch, conf):
                           stderr=subprocess.STDOUT)
 
 
-def apply_stable(tree_version, worktree, log=print, base=None, pins=PINS, patches=PATCHES,
-                 net=NET_PATCHES, conf=None):
-    """Apply the backports of a pinned stable tree on branch stable/<version>
-    of `worktree` (a worktree of the repository holding the tree's import).
+def apply_stable(tree_version, worktree, log=print, base=None, pins=PINS, net=NET_PATCHES,
+                 conf=None):
+    """Apply the net fixes (net_fixes(), as posted) to a pinned stable tree on
+    branch stable/<version> of `worktree` (a worktree of the repository
+    holding the tree's import).
 
     base: the commit or tag to start from, by default the pinned tree's tag.
     Commits are made as series.py apply makes them (role identity committer,
     committer date = author date): the same files give the same commits.
     Returns Applied; raises StableError naming the tree, the patch and the
-    failing hunks when a backport does not apply, or when a backport names a
-    net fix that patches/net/ no longer has.
+    failing hunks when a fix does not apply, or when the net series has no fix.
     """
-    t = tree(tree_version, pins, patches)
+    t = tree(tree_version, pins)
     conf = conf or series.load_conf()
     base = base or t.tag
-    problems = check_refs(t, net)
-    if problems:
-        raise StableError("\n".join(problems))
+    fixes = net_fixes(net)
     worktree = Path(worktree)
     series.recover(worktree)
     if subprocess.run(["git", "-C", str(worktree), "rev-parse", "-q", "--verify",
@@ -240,8 +210,8 @@ def apply_stable(tree_version, worktree, log=print, base=None, pins=PINS, patche
                           f"import it (kernel/fetch-base.sh {t.pin}, kernel/import-base.sh)")
     series.git(worktree, "checkout", "-q", "-f", "-B", t.branch, base)
     done = Applied(t.version, base, t.branch)
-    for p in t.patches:
-        log(f"  applying [stable {t.version}] {p.name}")
+    for p in fixes:
+        log(f"  applying [stable {t.version}] {p.parent.name}/{p.name}")
         res = am(worktree, p, conf)
         if res.returncode:
             conflicts = [ln.strip() for ln in res.stdout.splitlines() if ln.startswith("CONFLICT")]
@@ -298,32 +268,50 @@ def worktree_for(repo, path, rev):
 
 # ---- what the stable stage runs -------------------------------------------
 
+def added_without_fix(net=NET_PATCHES):
+    """{file: patch} of the files the net series adds in patches stable does
+    not take (its selftests): a stable tree does not have them."""
+    fixes = set(net_fixes(net))
+    return {f: p for p in net_patches(net) if p not in fixes
+            for f in NEW_FILE_RE.findall(p.read_text())}
+
+
 def vm_plan(version, plan=SELFTESTS / "stable.json", programs=SELFTESTS / "programs.txt",
-            expectations=SELFTESTS / "expectations.json"):
+            expectations=SELFTESTS / "expectations.json", net=NET_PATCHES):
     """(progs, expect) for selftests_run.run_matrix() on the base and the
-    backported kernel of a stable tree ("base" and "patched" labels).
+    patched kernel of a stable tree ("base" and "patched" labels).
 
     progs: [(name, kind)] of programs.txt that selftests/stable.json names
     for the tree; expect: expectations.json for them, where a case of a
-    feature that is not backported expects on "patched" what it expects on
-    "base" (and must show the same).
+    feature stable does not get (the net-next series) expects on "patched"
+    what it expects on "base" (and must show the same). A program the stable
+    tree cannot have (one of the tree's selftests that the net series adds in
+    a patch without a Fixes: tag) is an error.
     """
     spec = json.loads(Path(plan).read_text())
     if version not in spec["programs"]:
         raise StableError(f"{plan}: no programs for stable {version}")
-    kinds = {}
+    kinds, commands = {}, {}
     for line in Path(programs).read_text().splitlines():
         if line.strip() and not line.startswith("#"):
-            name, kind = line.split()[:2]
-            kinds[name] = kind
+            name, kind, command = (line.split(None, 2) + [""])[:3]
+            kinds[name], commands[name] = kind, command
     names = spec["programs"][version]
     unknown = [n for n in names if n not in kinds]
     if unknown:
         raise StableError(f"{plan}: stable {version} names programs that {programs} lacks: "
                           f"{', '.join(unknown)}")
+    added = added_without_fix(net)
+    for n in names:
+        m = TREE_PROG_RE.search(commands[n])
+        path = f"{m[1]}/{m[2]}" if m else None
+        if path in added:
+            raise StableError(f"{plan}: stable {version} runs {n}, but {path} comes with "
+                              f"{shown(added[path])}, which has no Fixes: tag: stable does "
+                              "not take it")
     full = json.loads(Path(expectations).read_text())
     expect = {n: copy.deepcopy(full[n]) for n in names if n in full}
-    for prog, cases in spec.get("not_backported", {}).items():
+    for prog, cases in spec.get("not_in_stable", {}).items():
         if prog not in expect:
             continue
         for case, series_name in cases.items():
@@ -334,18 +322,20 @@ def vm_plan(version, plan=SELFTESTS / "stable.json", programs=SELFTESTS / "progr
             shows = entry.get("shows", {})
             if "base" in shows:
                 shows["patched"] = shows["base"]
-            entry["why"] = f"{series_name} is not backported: {entry.get('why', '')}"
+            entry["why"] = f"{series_name} is not for stable: {entry.get('why', '')}"
     return [(n, kinds[n]) for n in kinds if n in names], expect
 
 
-def build_and_boot(t, info, ws, results, log=print):
-    """Build the stable tree's base and backported kernels and run vm_plan()'s
-    programs on both (selftests_run.run_matrix). Returns its Outcome; raises
-    StableError naming the tree and kernel whose build failed."""
+def build_and_boot(t, info, ws, results, log=print, net=NET_PATCHES):
+    """Build the stable tree's base and patched (branch stable/<version>)
+    kernels and run vm_plan()'s programs on both (selftests_run.run_matrix).
+    Returns its Outcome; raises StableError naming the tree and kernel whose
+    build failed."""
     sys.path.insert(0, str(ROOT / "ci"))
     import selftests_run  # noqa: PLC0415
     from pipeline_common import TEST_FRAGMENTS as frags  # noqa: PLC0415
 
+    progs, expect = vm_plan(t.version, net=net)  # a bad plan fails before the builds
     src = worktree_for(info["BASE_REPO"], ws / f"stable-{t.version}" / "src", info["BASE_TAG"])
     builds = {}
     for label, rev in (("base", info["BASE_TAG"]), ("patched", t.branch)):
@@ -361,40 +351,9 @@ def build_and_boot(t, info, ws, results, log=print):
             raise StableError(f"stable {t.version}: the {label} kernel does not build "
                               f"(kernel/build.sh exit {res.returncode}):\n  {tail}")
         builds[label] = out
-    progs, expect = vm_plan(t.version)
-    # The tree's own selftests (run as @TREE@) are those of the backported tree.
+    # The tree's own selftests (run as @TREE@) are those of the stable tree.
     return selftests_run.run_matrix(builds, Path(results) / "vm", tree=src, log=log,
                                     expect=expect, progs=progs)
-
-
-# ---- export ----------------------------------------------------------------
-
-def export(version, worktree, pins=PINS, patches=PATCHES, conf=None, base=None):
-    """Write branch stable/<version> of worktree back to patches/stable/<version>/.
-
-    Commits are re-created canonically (series.canonical_chain): the files
-    depend only on the content. The README of the directory is kept.
-    """
-    t = tree(version, pins, patches)
-    conf = conf or series.load_conf()
-    base = base or t.tag
-    canon = series.canonical_chain(worktree, series.git(worktree, "rev-parse",
-                                                        f"{base}^{{commit}}"),
-                                   f"{base}..{t.branch}", conf)
-    out = Path(patches) / version
-    out.mkdir(parents=True, exist_ok=True)
-    for old in out.glob("*.patch"):
-        old.unlink()
-    tmp = "stable-export-tmp"
-    series.git(worktree, "branch", "-f", tmp, canon)
-    try:
-        date = series.git(worktree, "log", "-1", "--format=%aD", canon)
-        series.git(worktree, "format-patch", "-q", "--full-index", "--no-signature",
-                   f"--subject-prefix=PATCH {version}.y", f"--base={base}", "-o", str(out),
-                   f"{base}..{tmp}", env=series.role_env(conf, date))
-    finally:
-        series.git(worktree, "branch", "-D", tmp, check=False)
-    return sorted(out.glob("*.patch"))
 
 
 # ---- command line ----------------------------------------------------------
@@ -404,76 +363,78 @@ def cache_dir():
         "XDG_CACHE_HOME", Path.home() / ".cache")) / "mqbypass"))
 
 
+def fixes_line(p):
+    fixes = FIXES_RE.findall(message(p))
+    return f"  {p.parent.name}/{p.name}: {'; '.join(fixes)}"
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--pins", type=Path, default=PINS, help="pin files (default %(default)s)")
-    ap.add_argument("--patches", type=Path, default=PATCHES,
-                    help="backports, one directory per tree (default %(default)s)")
     ap.add_argument("--net", type=Path, default=NET_PATCHES,
-                    help="the net series the backports name (default %(default)s)")
+                    help="the net series, one directory per topic (default %(default)s)")
     sub = ap.add_subparsers(dest="cmd", required=True)
-    sub.add_parser("list", help="the pinned stable trees and their backports")
-    sub.add_parser("check", help="every backport names a net fix of patches/net/")
-    a = sub.add_parser("apply", help="fetch, import and apply the backports of each tree")
+    sub.add_parser("list", help="the pinned stable trees and the net fixes stable takes")
+    sub.add_parser("check", help="the net series has fix patches with Fixes: tags")
+    a = sub.add_parser("apply", help="fetch, import and apply the net fixes to each tree")
     a.add_argument("versions", nargs="*", help="default: every pinned tree")
     a.add_argument("--ws", default=None,
                    help="worktrees go to WS/stable-<version>/src (default: $PROJECT_CACHE/ws)")
     a.add_argument("--repo", help="use this repository instead of fetching and importing "
                    "the pinned tree (with --base)")
     a.add_argument("--base", help="with --repo: the commit or tag to apply to")
-    v = sub.add_parser("vm", help="apply, build base and backports, boot both with the plan")
+    v = sub.add_parser("vm", help="apply, build base and patched kernels, boot both with "
+                       "the plan")
     v.add_argument("versions", nargs="+")
     v.add_argument("--results", type=Path, default=ROOT / "results" / "stable",
                    help="per tree: build logs, KTAP and consoles (default %(default)s)")
-    e = sub.add_parser("export", help="write branch stable/VERSION back to patches/stable/")
-    e.add_argument("version")
-    e.add_argument("worktree")
     args = ap.parse_args(argv)
-    where = {"pins": args.pins, "patches": args.patches}
     try:
         if args.cmd == "list":
-            for t in trees(**where):
+            fixes = net_fixes(args.net)
+            for t in trees(args.pins):
                 print(f"{t.version}: {t.env['BASE_PACKAGE']} {t.env['BASE_VERSION']} "
-                      f"(tag {t.tag}), {len(t.patches)} backport(s)")
-                for p in t.patches:
-                    print(f"  {p.name}")
+                      f"(tag {t.tag}), takes {len(fixes)} net fix(es)")
+            for p in fixes:
+                print(fixes_line(p))
         elif args.cmd == "check":
-            problems = [x for t in trees(**where) for x in check_refs(t, args.net)]
-            if problems:
-                raise StableError("\n".join(problems))
-            print(f"ok: {sum(len(t.patches) for t in trees(**where))} backports name net fixes")
+            fixes = net_fixes(args.net)
+            left = [p for p in net_patches(args.net) if p not in fixes]
+            print(f"ok: stable takes {len(fixes)} net fix(es) with Fixes: tags, as posted:")
+            for p in fixes:
+                print(fixes_line(p))
+            if left:
+                print("not for stable (no Fixes: tag): "
+                      + ", ".join(f"{p.parent.name}/{p.name}" for p in left))
         elif args.cmd == "vm":
             ws, failed = cache_dir() / "ws", []
-            for t in [tree(v, **where) for v in args.versions]:
+            for t in [tree(v, args.pins) for v in args.versions]:
                 print(f"stable {t.version}: {t.env['BASE_PACKAGE']} {t.env['BASE_VERSION']}")
                 info = fetch_import(t)
                 wt = worktree_for(info["BASE_REPO"], ws / f"stable-{t.version}" / "src",
                                   info["BASE_TAG"])
-                apply_stable(t.version, wt, base=info["BASE_TAG"], net=args.net, **where)
-                out = build_and_boot(t, info, ws, args.results / t.version)
+                apply_stable(t.version, wt, base=info["BASE_TAG"], pins=args.pins, net=args.net)
+                out = build_and_boot(t, info, ws, args.results / t.version, net=args.net)
                 print(out.matrix)
                 print(f"stable {t.version}: {out.summary}")
                 if not out.ok:
                     failed.append(t.version)
             if failed:
                 raise StableError(f"stable VM matrix failed on: {', '.join(failed)}")
-        elif args.cmd == "apply":
+        else:
             if bool(args.repo) != bool(args.base):
                 ap.error("--repo and --base go together")
             ws = Path(args.ws) if args.ws else cache_dir() / "ws"
-            for t in [tree(v, **where) for v in args.versions] or trees(**where):
+            for t in [tree(v, args.pins) for v in args.versions] or trees(args.pins):
                 print(f"stable {t.version}: {t.env['BASE_PACKAGE']} {t.env['BASE_VERSION']}")
                 info = ({"BASE_REPO": args.repo, "BASE_TAG": args.base} if args.repo
                         else fetch_import(t))
                 wt = worktree_for(info["BASE_REPO"], ws / f"stable-{t.version}" / "src",
                                   info["BASE_TAG"])
-                done = apply_stable(t.version, wt, base=info["BASE_TAG"], net=args.net,
-                                    **where)
-                print(f"stable {t.version}: {len(done.commits)} backport(s) applied on "
+                done = apply_stable(t.version, wt, base=info["BASE_TAG"], pins=args.pins,
+                                    net=args.net)
+                print(f"stable {t.version}: {len(done.commits)} net fix(es) applied on "
                       f"{done.branch} in {wt}")
-        else:
-            files = export(args.version, Path(args.worktree), **where)
-            print(f"exported {len(files)} files to {args.patches / args.version}")
     except series.SeriesError as err:
         print(f"error: {err}", file=sys.stderr)
         return 1
