@@ -502,5 +502,17 @@ class BenchTest(unittest.TestCase):
             self.assertTrue(any("base devcost: no result" in e for e in errors), errors)
 
 
+class SourceStampTest(unittest.TestCase):
+    def test_stamp_names_the_commit_and_the_patches(self):
+        import bench_runner
+        import bench_report
+        stamp = bench_runner.source_stamp()
+        self.assertRegex(stamp["commit"], r"^[0-9a-f]{40}$")
+        self.assertRegex(stamp["patches_sha256"], r"^[0-9a-f]{64}$")
+        line = bench_report.source_lines(stamp)[0]
+        self.assertIn(stamp["commit"][:12], line)
+        self.assertIn("not recorded", bench_report.source_lines(None)[0])
+
+
 if __name__ == "__main__":
     unittest.main()

@@ -43,7 +43,7 @@ def markdown(data):
              f"UML (ARCH=um) SMP with {env['cpus']} virtual CPUs on a {env['host_cpus']}-core "
              f"host ({env['cpu_model']}); base {env['base']}; {env['repetitions']} repetitions "
              f"of {env['seconds']} s per scenario, kernels alternating.",
-             "", *order_lines(env),
+             "", *source_lines(env.get("source")), *order_lines(env),
              "**These are not hardware numbers.** UML runs kernel code natively but its "
              "timers, scheduling and memory are emulated. " + UML_CAVEAT + " The tables lead "
              "with them: B/A within each repetition, median and min-max.",
@@ -86,6 +86,15 @@ def markdown(data):
     lines += sweep_lines(data.get("sweep", []))
     lines += devcost_lines(data.get("devcost", []))
     return "\n".join(lines)
+
+
+def source_lines(src):
+    """Which code made these numbers."""
+    if not src:
+        return ["Source: not recorded (results older than the stamp).", ""]
+    return [f"Source: project commit `{src['commit'][:12]}`"
+            + (" with local changes" if src.get("dirty") else "")
+            + f", patches/ sha256 `{src['patches_sha256'][:16]}`.", ""]
 
 
 def order_lines(env):

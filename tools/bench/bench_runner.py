@@ -8,6 +8,7 @@ tracepoints, devcost.json; the sink scenarios' per-queue records, which the
 result carries as "records": bench_sinks.py) and writes `complete` last.
 """
 
+import hashlib
 import json
 import os
 import platform
@@ -143,6 +144,21 @@ def run_repetitions(args, kernels, out, log):
     return runs, tracepoints, devcost, order, pinning
 
 
+def source_stamp(root=Path(__file__).resolve().parents[2]):
+    """The project commit the results come from, whether the work tree
+    differed from it, and a digest of patches/ (what the patched kernel
+    was built from): results older than the code they describe show."""
+    def git(*a):
+        res = subprocess.run(["git", "-C", str(root), *a], text=True, capture_output=True)
+        return res.stdout.strip() if res.returncode == 0 else ""
+    digest = hashlib.sha256()
+    for f in sorted((root / "patches").rglob("*.patch")):
+        digest.update(f.relative_to(root).as_posix().encode() + b"\0" + f.read_bytes())
+    return {"commit": git("rev-parse", "HEAD") or "unknown",
+            "dirty": bool(git("status", "--porcelain", "--", "patches", "tools", "kernel")),
+            "patches_sha256": digest.hexdigest()}
+
+
 def environment(args, base_desc):
     model = ""
     try:
@@ -154,4 +170,5 @@ def environment(args, base_desc):
             "host_cpus": os.cpu_count(), "cpu_model": model, "host_kernel": platform.release(),
             "base": base_desc, "repetitions": args.repetitions, "seconds": args.seconds,
             "base_kernel": str(args.base_kernel), "patched_kernel": str(args.patched_kernel),
-            "note": "absolute numbers are UML numbers, not hardware numbers"}
+            "note": "absolute numbers are UML numbers, not hardware numbers",
+            "source": source_stamp()}
