@@ -7,6 +7,7 @@ import stat
 import sys
 import tempfile
 import unittest
+from unittest import mock
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "tools/bench"))
@@ -500,6 +501,47 @@ class BenchTest(unittest.TestCase):
             _, _, errors = bench.run(self.args(tmp, fake, fake_kernel(tmp, "patched", 1.1)),
                                      log=lambda m: None)
             self.assertTrue(any("base devcost: no result" in e for e in errors), errors)
+
+
+class MoreRepetitionsTest(unittest.TestCase):
+    """Inconclusive targets get more repetitions of their scenarios only, up
+    to the cap; met targets get none."""
+
+    def fake_runs(self, ratios):
+        import bench
+        c = next(c for c in bench.COMPARISONS if c.lo is not None and c.a[0] != c.b[0])
+        return [{c.a[0]: {c.a[1]: {"pps": 1e6}},
+                 c.b[0]: {**({c.b[1]: {"pps": 1e6 * r}} if c.a[0] != c.b[0] else {})}}
+                for r in ratios], c
+
+    def run_more(self, ratios, extra_ratio, cap):
+        import argparse
+        import bench
+        runs, c = self.fake_runs(ratios)
+        calls = []
+
+        def fake_reps(args, kernels, out, log):
+            calls.append(args.scenarios)
+            new, _ = self.fake_runs([extra_ratio] * args.repetitions)
+            return new, {}, {}, [["base", "patched"]] * args.repetitions, {}
+
+        args = argparse.Namespace(repetitions=len(ratios), max_repetitions=cap,
+                                  scenarios=bench.SCENARIOS, devcost=True)
+        with mock.patch.object(bench, "run_repetitions", fake_reps), \
+                mock.patch.object(bench, "COMPARISONS", [c]):
+            added = bench.more_repetitions(args, {}, Path("/nonexistent"), runs, [], lambda m: None)
+        return runs, calls, added, c
+
+    def test_inconclusive_target_gets_more_until_the_cap(self):
+        # Spread ratios around the bound: inconclusive, and it stays so.
+        runs, calls, added, c = self.run_more([0.9, 1.05, 0.95], 0.97, cap=7)
+        self.assertEqual(len(runs), 7)
+        self.assertEqual(sum(a["repetitions"] for a in added), 4)
+        self.assertTrue(all(set(s) == {c.a[1], c.b[1]} for s in calls))
+
+    def test_met_target_gets_none(self):
+        runs, calls, added, _ = self.run_more([1.0, 1.01, 1.0, 1.02], 1.0, cap=10)
+        self.assertEqual((len(runs), calls, added), (4, [], []))
 
 
 class SourceStampTest(unittest.TestCase):

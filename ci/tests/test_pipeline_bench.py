@@ -30,9 +30,10 @@ class CasesTest(unittest.TestCase):
                 row("D", None, target="report"), row("E", "inconclusive", repetitions=0)]
         cases, not_met = pipeline_bench.bench_cases(rows)
         self.assertEqual([(c.name, c.status) for c in cases],
-                         [("A", "pass"), ("B", "fail"), ("C", "skip"), ("D", "pass"),
+                         [("A", "pass"), ("B", "fail"), ("C", "fail"), ("D", "pass"),
                           ("E", "fail")])
-        self.assertEqual(not_met, ["B"])
+        self.assertEqual(not_met, ["B", "C"])
+        self.assertIn("inconclusive after 7 repetitions", cases[2].message)
         self.assertEqual(cases[1].message, "0.80x, 95% CI 0.780-0.820, target >= 0.97: NOT met")
         self.assertEqual(cases[3].message, "1.00x, 95% CI 0.980-1.020, target report")
         self.assertEqual(pipeline_bench.verdict_counts(rows), "1 met, 1 not met, 2 inconclusive")
@@ -113,15 +114,18 @@ class StageTest(unittest.TestCase):
                     err = str(e)
         return st, err, fake.args
 
-    def test_inconclusive_does_not_fail(self):
+    def test_inconclusive_at_the_cap_fails(self):
+        # A crafted bad run the old stage accepted: a claimed target that
+        # stayed inconclusive passed as a skip.
         st, err, args = self.run_stage([row("A", "met"), row("C", "inconclusive")])
-        self.assertIsNone(err)
+        self.assertIn("targets not met or inconclusive: C", err)
         self.assertIn("targets: 1 met, 0 not met, 1 inconclusive", st.summary)
         self.assertFalse(args.pin_vcpus)
+        self.assertEqual(args.max_repetitions, 15)
 
     def test_not_met_fails_naming_it(self):
         _, err, _ = self.run_stage([row("A", "met"), row("S2-restore", "not met", ratio=1.1)])
-        self.assertIn("targets not met: S2-restore", err)
+        self.assertIn("targets not met or inconclusive: S2-restore", err)
 
     def test_scenario_error_fails(self):
         _, err, _ = self.run_stage([row("A", "met")], errors=["rep 0 base s3_default: no pps"])

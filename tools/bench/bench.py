@@ -43,6 +43,38 @@ __all__ = ["COMPARISONS", "Comparison", "GUEST", "KERNELS", "SCENARIOS", "SINKS"
            "scenarios_for"]
 
 
+def inconclusive_sides(runs, comparisons=None):
+    """The (kernel, scenario) sides of the targets still inconclusive."""
+    comparisons = COMPARISONS if comparisons is None else comparisons
+    bad = {r["key"] for r in summarize(runs, comparisons) if r.get("verdict") == "inconclusive"}
+    return [side for c in comparisons if c.key in bad for side in (c.a, c.b)]
+
+
+def more_repetitions(args, kernels, out, runs, order, log, step=2):
+    """A target left inconclusive gets more repetitions of its scenarios only,
+    `step` at a time, until it is met or not met or the runs reach
+    args.max_repetitions; a target still inconclusive then fails the run
+    (ci/pipeline_bench.py). Appends to runs and order; returns how many
+    repetitions were added, by the targets they were for."""
+    added = []
+    cap = getattr(args, "max_repetitions", args.repetitions)
+    while len(runs) < cap:
+        sides = inconclusive_sides(runs)
+        if not sides:
+            break
+        n = min(step, cap - len(runs))
+        more = argparse.Namespace(**{**vars(args), "repetitions": n, "devcost": False,
+                                     "scenarios": sorted({s for _, s in sides})})
+        log(f"  {n} more repetition(s) for inconclusive targets: "
+            + ", ".join(sorted({s for _, s in sides})))
+        extra_runs, _, _, extra_order, _ = run_repetitions(
+            more, kernels, out / f"extra{len(runs)}", log)
+        runs.extend(extra_runs)
+        order.extend(extra_order)
+        added.append({"repetitions": n, "scenarios": more.scenarios})
+    return added
+
+
 def run(args, log=print):
     """Boot both kernels args.repetitions times, write bench.json, bench.md
     and the plots into args.out. Returns (data, SVG paths, errors: each
@@ -56,7 +88,9 @@ def run(args, log=print):
     if not os.access(args.mqbench, os.X_OK):
         raise FileNotFoundError(f"mqbench {args.mqbench} missing: build the C++ tools first")
     runs, tracepoints, devcost, order, pinning = run_repetitions(args, kernels, out, log)
+    extra = more_repetitions(args, kernels, out, runs, order, log)
     env = environment(args, args.base_desc)
+    env["extra_repetitions"] = extra
     env["tracepoints"] = tracepoints
     env["boot_order"] = order
     env["vcpu_pinning"] = pinning
@@ -81,6 +115,9 @@ def main(argv=None):
     ap.add_argument("--mqbench", required=True, help="path to the mqbench binary")
     ap.add_argument("--out", default="results/bench")
     ap.add_argument("--repetitions", type=int, default=5)
+    ap.add_argument("--max-repetitions", type=int, default=None,
+                    help="more repetitions, up to this many, for targets still "
+                         "inconclusive (default: --repetitions, none)")
     ap.add_argument("--seconds", type=float, default=3)
     ap.add_argument("--cpus", type=int, default=2)
     ap.add_argument("--timeout", type=int, default=600)
@@ -93,6 +130,10 @@ def main(argv=None):
     args = ap.parse_args(argv)
     if args.repetitions < 1 or args.seconds <= 0:
         ap.error("repetitions >= 1 and seconds > 0")
+    if args.max_repetitions is None:
+        args.max_repetitions = args.repetitions
+    if args.max_repetitions < args.repetitions:
+        ap.error("--max-repetitions must be at least --repetitions")
     unknown = set(args.scenarios) - set(SCENARIOS)
     if unknown:
         ap.error(f"unknown scenarios: {', '.join(sorted(unknown))}")
