@@ -134,8 +134,10 @@ int dummy_xmit(struct sk_buff *skb, void *dev)
 \treturn names[skb->len & 3][0];
 }
 """
-# Code in front of dummy_xmit: everything after it moves.
-OTHER_FN = "int other(int x) { return x * 7 + (x > 3 ? 1 : 2); }\n"
+# Code in front of dummy_xmit: everything after it moves, and objdump lists
+# its relocation (the call) under dummy_xmit's first instruction.
+OTHER_FN = ("extern void ext(int x);\n"
+            "int other(int x) { ext(x); return x * 7 + (x > 3 ? 1 : 2); }\n")
 
 
 class XmitDisasmTest(unittest.TestCase):
@@ -179,9 +181,16 @@ class XmitDisasmTest(unittest.TestCase):
         self.assertEqual(check("c").status, "fail")
         self.assertEqual(checks.XmitDisasm(self.build, None)("c").status, "fail")
 
+    def test_relocations_of_code_before_are_not_the_functions(self):
+        self.compile(before=OTHER_FN)
+        body = checks.disassemble(self.build, *checks.SINGLE_QUEUE_XMIT)
+        self.assertFalse(any("ext-0x4" in ln for ln in body), body)
+        self.assertTrue(any("free_skb" in ln for ln in body), body)
+
     def test_normalise_drops_addresses_and_padding(self):
         text = ("0000000000000010 <dummy_xmit>:\n"
                 "  10:\tcall   15 <dummy_xmit+0x5>\n"
+                "\t\t\t4: R_X86_64_PLT32\tbefore-0x4\n"
                 "\t\t\t11: R_X86_64_PLT32\t.text.unlikely+0x2c\n"
                 "  15:\tjmp    1c <dummy_xmit+0xc>\n"
                 "  1a:\tnopw   0x0(%rax,%rax,1)\n"

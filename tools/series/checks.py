@@ -277,27 +277,35 @@ def first_error(text):
 
 def normalise_disassembly(text, func):
     """The instructions and relocations of func in `objdump -d -r
-    --no-show-raw-insn` output, without what moves when other code changes:
-    addresses, raw jump targets, offsets into sections, trailing padding."""
-    body, inside = [], False
+    --no-show-raw-insn --disassemble=func` output, without what moves when
+    other code changes: addresses, raw jump targets, offsets into sections,
+    trailing padding. objdump lists, under the function's first instruction,
+    the relocations of the code before it too: only those at the function's
+    own addresses are kept."""
+    start, items = None, []  # items: (address, text)
     for line in text.splitlines():
-        if re.match(rf"^[0-9a-f]+ <{re.escape(func)}>:$", line):
-            inside = True
+        head = re.match(rf"^([0-9a-f]+) <{re.escape(func)}>:$", line)
+        if head:
+            start = int(head[1], 16)
             continue
-        if not inside:
+        if start is None:
             continue
         if not line.strip():
-            if body:
+            if items:
                 break
             continue
-        m = re.match(r"^\s*[0-9a-f]+:\s*(.*)$", line)
+        m = re.match(r"^\s*([0-9a-f]+):\s*(.*)$", line)
         if not m:
             continue
-        insn = m[1].strip()
+        insn = m[2].strip()
         insn = re.sub(r"\b[0-9a-f]+ <", "<", insn)  # jmp 1c <f+0x1c> -> jmp <f+0x1c>
         insn = re.sub(r"(\.[\w.]+)[+-]0x[0-9a-f]+", r"\1+OFF", insn)
-        insn = re.sub(r"\s+", " ", insn)
-        body.append(insn)
+        items.append((int(m[1], 16), re.sub(r"\s+", " ", insn)))
+    if not items:
+        return []
+    insns = [a for a, t in items if not t.startswith("R_")]
+    end = max(insns) + 16 if insns else start
+    body = [t for a, t in items if not t.startswith("R_") or start <= a < end]
     while body and PADDING_RE.match(body[-1]):
         body.pop()
     return body
