@@ -84,8 +84,10 @@ class CheckStages(TreeStages):
             r.results["fixes"] = checks.fixes(tree, sha, tree_name, known)
             r.results["kdoc"] = checks.kdoc(tree, sha)
             r.results["build"], r.results["sparse"] = builder(sha)
-            r.results["xmit_disasm"] = (checks.Result("skip", "build failed")
-                                        if r.results["build"].status == "fail" else disasm(sha))
+            # New warnings fail "build" but leave the objects to compare.
+            r.results["xmit_disasm"] = (checks.Result("skip", "no build")
+                                        if checks.build_broken(r.results["build"])
+                                        else disasm(sha))
             r.results["cocci"] = (checks.Result("skip", "build failed")
                                   if r.results["build"].status == "fail" else cocci(sha))
             r.results["maintainers"], r.to, r.cc = checks.maintainers(tree, sha)

@@ -187,6 +187,14 @@ class XmitDisasmTest(unittest.TestCase):
         self.assertFalse(any("ext-0x4" in ln for ln in body), body)
         self.assertTrue(any("free_skb" in ln for ln in body), body)
 
+    def test_new_warnings_still_leave_objects_to_compare(self):
+        # The negative control's patch adds warnings and changes dummy_xmit:
+        # the comparison must still run on its objects.
+        self.assertFalse(checks.build_broken(checks.Result("fail", "2 new warning(s): x")))
+        self.assertTrue(checks.build_broken(checks.Result("fail", "build broken: error")))
+        self.assertTrue(checks.build_broken(checks.Result("fail", "parent does not build: e")))
+        self.assertFalse(checks.build_broken(checks.Result("pass", "no new warnings")))
+
     def test_normalise_drops_addresses_and_padding(self):
         text = ("0000000000000010 <dummy_xmit>:\n"
                 "  10:\tcall   15 <dummy_xmit+0x5>\n"

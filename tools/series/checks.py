@@ -264,6 +264,13 @@ SPARSE_HINTS = ("sparse:", "incorrect type", "different address spaces", "contex
                 "restricted __", "dubious:", "symbol '", "lock context")
 
 
+def build_broken(result):
+    """Whether a "build" Result means no objects (the tree did not build), as
+    opposed to new warnings."""
+    return result.status == "fail" and result.message.startswith(
+        ("build broken", "parent does not build"))
+
+
 def is_sparse(warning):
     return any(h in warning for h in SPARSE_HINTS)
 
