@@ -3,10 +3,11 @@
 # no addresses, no remote end) against a dummy device created for it:
 #   drv-net-dummy.sh TREE TEST NUMTXQUEUES [NUMRXQUEUES]
 # e.g. drv-net-dummy.sh /src/linux stats.py 4
-# The test runs in a network namespace of its own (run-in-vm.sh runs every
-# program in the VM's initial one): stats.py qstat_by_ifindex checks every
-# device of its namespace, which then holds lo and the test's dummy only, and
-# the device goes with the namespace whatever the test leaves behind.
+# The test runs in a network namespace of its own, with a mount namespace and
+# sysfs of its own so that /sys/class/net shows the test's device (run-in-vm.sh
+# runs every program in the VM's initial namespaces): stats.py qstat_by_ifindex
+# checks every device of its namespace, which then holds lo and the test's
+# dummy only, and the device goes with the namespace whatever the test leaves.
 # The test runs from a copy of the parts of TREE it uses, with
 # net/lib/xdp_helper built (queues.py check_xsk runs it; the tree's selftests
 # are not built and the tree is read-only in the VM).
@@ -14,8 +15,11 @@
 set -euo pipefail
 [ $# -ge 3 ] || { echo "usage: $0 TREE TEST NUMTXQUEUES [NUMRXQUEUES]" >&2; exit 2; }
 if [ -z "${DRV_NET_DUMMY_NETNS:-}" ]; then
-	DRV_NET_DUMMY_NETNS=1 exec unshare --net -- "$0" "$@"
+	DRV_NET_DUMMY_NETNS=1 exec unshare --net --mount -- "$0" "$@"
 fi
+# sysfs shows the devices of the namespace that mounted it: mount it again
+# here, in this mount namespace only (unshare --mount makes mounts private)
+mount -t sysfs sysfs /sys
 tree=$(realpath "$1") test=$2 txqs=$3 rxqs=${4:-}
 dev=dqs0
 
