@@ -27,6 +27,7 @@ import io
 import json
 import os
 import re
+import subprocess
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -538,6 +539,24 @@ def judge(runs, expect, progs, labels, problems=None):
     return out
 
 
+XDP_HELPER = "tools/testing/selftests/net/lib/xdp_helper"
+
+
+def build_tree_helpers(tree, log=print):
+    """The binaries the tree's Python selftests run, which the VM, with the
+    tree read-only, cannot build: net/lib/xdp_helper (drivers/net/queues.py
+    check_xsk). Built on the host once; a failure is named, not hidden."""
+    src = Path(tree) / f"{XDP_HELPER}.c"
+    out = Path(tree) / XDP_HELPER
+    if not tree or not src.is_file() or out.is_file():
+        return
+    log(f"  building {XDP_HELPER} for the tree's drivers/net selftests")
+    res = subprocess.run(["gcc", "-O2", "-Wall", "-o", str(out), str(src)],
+                         capture_output=True, text=True)
+    if res.returncode:
+        raise RuntimeError(f"cannot build {XDP_HELPER}: {res.stderr.strip()[:300]}")
+
+
 def run_matrix(kernels, outdir, bindir=ROOT / "build/cxx", tree="", timeout=1800, log=print,
                expect=None, progs=None, churn_seconds=20):
     """kernels: {label: build_dir}. Boots each, runs the programs and judges
@@ -547,6 +566,7 @@ def run_matrix(kernels, outdir, bindir=ROOT / "build/cxx", tree="", timeout=1800
     # Programs given: the VM runs only those.
     only = f" --only={','.join(p for p, _ in progs)}" if progs is not None else ""
     progs = programs() if progs is None else progs
+    build_tree_helpers(tree, log)
     runs, boot_cases, problems = {}, [], []
     for label, build in kernels.items():
         rw = Path(outdir) / label

@@ -8,9 +8,8 @@
 # runs every program in the VM's initial namespaces): stats.py qstat_by_ifindex
 # checks every device of its namespace, which then holds lo and the test's
 # dummy only, and the device goes with the namespace whatever the test leaves.
-# The test runs from a copy of the parts of TREE it uses, with
-# net/lib/xdp_helper built (queues.py check_xsk runs it; the tree's selftests
-# are not built and the tree is read-only in the VM).
+# It runs in the tree, read-only in the VM: net/lib/xdp_helper (queues.py
+# check_xsk) is built on the host before the VM boots (ci/selftests_run.py).
 # KTAP on stdout (the test's), the steps before it on stderr.
 set -euo pipefail
 [ $# -ge 3 ] || { echo "usage: $0 TREE TEST NUMTXQUEUES [NUMRXQUEUES]" >&2; exit 2; }
@@ -22,24 +21,14 @@ fi
 mount -t sysfs sysfs /sys
 tree=$(realpath "$1") test=$2 txqs=$3 rxqs=${4:-}
 dev=dqs0
-
-stage=$(mktemp -d /tmp/drv-net-dummy.XXXXXX)
-trap 'rm -rf "$stage"' EXIT
-for d in tools/testing/selftests/drivers/net tools/testing/selftests/net/lib \
-	 tools/net/ynl/pyynl Documentation/netlink/specs; do
-	mkdir -p "$stage/$d"
-	cp -a "$tree/$d/." "$stage/$d/"
-done
+dir=$tree/tools/testing/selftests/drivers/net
 # NETIF from the environment only: a net.config would override it
-rm -f "$stage/tools/testing/selftests/drivers/net/net.config"
-lib=$stage/tools/testing/selftests/net/lib
-gcc -O2 -Wall -o "$lib/xdp_helper" "$lib/xdp_helper.c" >&2 ||
-	echo "$0: xdp_helper not built, queues.py check_xsk will fail" >&2
-
+if [ -e "$dir/net.config" ]; then
+	echo "$0: $dir/net.config would override NETIF" >&2
+	exit 1
+fi
 ip link add "$dev" numtxqueues "$txqs" ${rxqs:+numrxqueues "$rxqs"} type dummy
 echo "$0: $dev: $txqs TX queue(s)${rxqs:+, $rxqs RX queue(s)}, running $test" >&2
-cd "$stage/tools/testing/selftests/drivers/net"
-rc=0
+cd "$dir"
 # Debian's interpreter, as tc-testing.sh: python3-yaml
-NETIF=$dev /usr/bin/python3 "./$test" || rc=$?
-exit $rc
+NETIF=$dev exec /usr/bin/python3 "./$test"

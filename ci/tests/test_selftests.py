@@ -163,5 +163,24 @@ class LibPyKtapTest(unittest.TestCase):
             "dummy_queues.qstats_queue_count.txqs_64": ("skip", "no")})
 
 
+class TreeHelpersTest(unittest.TestCase):
+    """xdp_helper is built on the host before the VM boots; without its
+    source nothing happens; a build error is named."""
+
+    def test_build_skip_and_failure(self):
+        import tempfile
+        with tempfile.TemporaryDirectory() as tmp:
+            selftests_run.build_tree_helpers(tmp, log=lambda m: None)  # no source: no-op
+            src = Path(tmp) / (selftests_run.XDP_HELPER + ".c")
+            src.parent.mkdir(parents=True)
+            src.write_text("int main(void) { return 0; }\n")
+            selftests_run.build_tree_helpers(tmp, log=lambda m: None)
+            self.assertTrue((Path(tmp) / selftests_run.XDP_HELPER).is_file())
+            (Path(tmp) / selftests_run.XDP_HELPER).unlink()
+            src.write_text("int main(void) { return }\n")
+            with self.assertRaisesRegex(RuntimeError, "cannot build .*xdp_helper"):
+                selftests_run.build_tree_helpers(tmp, log=lambda m: None)
+
+
 if __name__ == "__main__":
     unittest.main()
