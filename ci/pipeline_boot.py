@@ -35,6 +35,14 @@ class BootStages(TreeStages):
                             json_path=self.results / "kunit.json",
                             echo=BuildProgress("kunit"))
         st.cases.extend(kunit_cases("kunit", res))
+        if self.mode != "main":
+            # The series adds no suite of its own (design.md): the KASAN and
+            # lockdep run of the tree's suites is the main command's.
+            st.summary = f"KUnit (UML): {res.summary()}"
+            if not res.ok:
+                raise StageFailed(f"{st.summary}; failed: normal (kunit.py exit "
+                                  f"{res.exit_code}; see {res.log_path})")
+            return
         # The same suites on a UML kernel with KASAN and lockdep.
         dbg = kunit_run.run(self.series_tree, self.ws / "series/build-kunit-debug",
                             log_path=self.logfile("kunit-debug"),

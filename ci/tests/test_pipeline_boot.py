@@ -71,6 +71,38 @@ class VmDebugTest(unittest.TestCase):
         self.assertIs(pipeline.Pipeline.stage_vm_debug, pipeline_boot.BootStages.stage_vm_debug)
 
 
+class KunitStageTest(unittest.TestCase):
+    """The KASAN/lockdep KUnit run is the main command's; the test command
+    runs the tree's suites once."""
+
+    def run_stage(self, mode):
+        calls = []
+
+        def fake_run(tree, build, **kw):
+            calls.append(kw.get("kconfig_add"))
+            return types.SimpleNamespace(cases=[("s", "c", "PASS")], ok=True, splats=[],
+                                         exit_code=0, log_path="x",
+                                         summary=lambda: "1 passed")
+
+        with tempfile.TemporaryDirectory() as tmp:
+            p = pipeline.Pipeline(mode, tmp)
+            p.tip_commit, p.ws, p.series_tree = "abc", Path(tmp) / "ws", Path(tmp) / "src"
+            st = pipeline.Stage("kunit")
+            with mock.patch.object(pipeline_boot.kunit_run, "run", fake_run), \
+                    mock.patch.object(pipeline.Pipeline, "checkout", lambda *a: None), \
+                    contextlib.redirect_stdout(io.StringIO()):
+                p.stage_kunit(st)
+        return calls
+
+    def test_test_mode_runs_once(self):
+        self.assertEqual(self.run_stage("test"), [None])
+
+    def test_main_mode_adds_the_debug_run(self):
+        calls = self.run_stage("main")
+        self.assertEqual(len(calls), 2)
+        self.assertIn("CONFIG_KASAN=y", calls[1])
+
+
 class NoCallbackKernelTest(unittest.TestCase):
     """The vm stage's negative-control kernel: the patch applied to the
     series tree, built, its program judged under its own label, the tree
