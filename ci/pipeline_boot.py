@@ -35,28 +35,25 @@ class BootStages(TreeStages):
                             json_path=self.results / "kunit.json",
                             echo=BuildProgress("kunit"))
         st.cases.extend(kunit_cases("kunit", res))
-        if self.mode != "main":
-            # The series adds no suite of its own (design.md): the KASAN and
-            # lockdep run of the tree's suites is the main command's.
-            st.summary = f"KUnit (UML): {res.summary()}"
-            if not res.ok:
-                raise StageFailed(f"{st.summary}; failed: normal (kunit.py exit "
-                                  f"{res.exit_code}; see {res.log_path})")
-            return
-        # The same suites on a UML kernel with KASAN and lockdep.
-        dbg = kunit_run.run(self.series_tree, self.ws / "series/build-kunit-debug",
-                            log_path=self.logfile("kunit-debug"),
-                            json_path=self.results / "kunit-debug.json",
-                            echo=BuildProgress("kunit (KASAN, lockdep)"),
-                            kconfig_add=kunit_run.DEBUG_KCONFIG)
-        st.cases.extend(kunit_cases("kunit-debug", dbg))
-        st.cases.append(report.Case("kunit-debug", "kernel reports",
-                                    "fail" if dbg.splats else "pass",
-                                    f"{len(dbg.splats)} KASAN/lockdep/WARNING line(s)",
-                                    "\n".join(dbg.splats[:50])))
-        st.summary = f"KUnit (UML): {res.summary()}; with KASAN and lockdep: {dbg.summary()}"
+        runs = [("normal", res)]
+        st.summary = f"KUnit (UML): {res.summary()}"
+        # The series adds no suite of its own (design.md): the KASAN and
+        # lockdep run of the tree's suites is the main command's.
+        if self.mode == "main":
+            dbg = kunit_run.run(self.series_tree, self.ws / "series/build-kunit-debug",
+                                log_path=self.logfile("kunit-debug"),
+                                json_path=self.results / "kunit-debug.json",
+                                echo=BuildProgress("kunit (KASAN, lockdep)"),
+                                kconfig_add=kunit_run.DEBUG_KCONFIG)
+            st.cases.extend(kunit_cases("kunit-debug", dbg))
+            st.cases.append(report.Case("kunit-debug", "kernel reports",
+                                        "fail" if dbg.splats else "pass",
+                                        f"{len(dbg.splats)} KASAN/lockdep/WARNING line(s)",
+                                        "\n".join(dbg.splats[:50])))
+            st.summary += f"; with KASAN and lockdep: {dbg.summary()}"
+            runs.append(("debug", dbg))
         bad = [f"{name} (kunit.py exit {r.exit_code}; see {r.log_path})"
-               for name, r in (("normal", res), ("debug", dbg)) if not r.ok]
+               for name, r in runs if not r.ok]
         if bad:
             raise StageFailed(st.summary + "; failed: " + ", ".join(bad))
 
