@@ -56,8 +56,11 @@
 //      and does not count them as drops (codel_change() does, with rtnl_qdisc_drop()).
 // Changes of these kinds are "lossy" (churn_plan.cpp, resolve()). Exact phases (the odd
 // ones) make them with the senders paused and the root qdisc empty: those phases must
-// balance exactly. The other phases make them while sending and report the packets no
-// counter holds, which may be more than zero, never less; a phase whose lossy changes all
+// balance exactly, take no credit for a queue snapshot, and transmit at least
+// churn::kMinExactTransmitted packets (they end up and with carrier, sending until they
+// have). The other phases make them while sending and report the packets no counter
+// holds, which may be more than zero (at most churn::kMaxUncountedPerLossyChange per lossy
+// change), never less; a phase whose lossy changes all
 // waited for the senders must balance exactly too. Also counted nowhere, and then failing
 // an exact phase: __dev_xmit_skb() drops past net.core.qdisc_max_burst (1000) packets
 // deferred while one CPU waits for the qdisc lock, and a failed skb allocation in
@@ -697,12 +700,13 @@ public:
         }
     }
 
-    // A root that was deleted, with its last counters; live: while the senders ran, when
-    // its qlen is only an upper bound of what was freed with it.
-    void retire(const QdiscCounters &c, bool live)
+    // A root that was deleted, with its last counters; upper_bound: an mq root read before
+    // its replace while the senders ran, whose qlen is only an upper bound of what was
+    // freed with it.
+    void retire(const QdiscCounters &c, bool upper_bound)
     {
         drops_ += churn::delta32(base(c.handle), c.drops);
-        (live ? freed_at_most_ : freed_) += c.qlen;
+        (upper_bound ? freed_at_most_ : freed_) += c.qlen;
         if (c.handle == start_handle_)
             start_retired_ = true;
     }
@@ -769,9 +773,9 @@ Status replace_root(Fixture &f, const churn::Action &a, RootLedger &ledger, bool
     if (!st.ok())
         return st;
     if (old)
-        ledger.retire(*old, live);
+        ledger.retire(*old, live); // the mq pre-read: exact only with the senders paused
     else if (deleted)
-        ledger.retire(*deleted, live);
+        ledger.retire(*deleted, false); // the echo: the old root's final counters
     else
         note = "no RTM_DELQDISC echo with the old root's counters";
     return st;
@@ -842,6 +846,39 @@ Status perform(Fixture &f, const churn::Action &a, RootLedger &ledger, bool live
     return Status::from_errno(EINVAL);
 }
 
+// An exact phase ends up and with its carrier on, sending until the link has transmitted
+// churn::kMinExactTransmitted packets since the phase began (at most kHoldTimeout), so
+// that its balance has packets to show. Returns what it did, or an empty string.
+std::string transmit_enough(Fixture &f)
+{
+    std::string notes;
+    if (!f.state.up) {
+        if (Status st = rtnl::set_link_up(f.rt(), f.name, true); !st.ok())
+            return concat("up for the tail: ", st.str());
+        f.state.up = true;
+        notes += "up for the tail; ";
+    }
+    if (!f.state.carrier) {
+        if (Status st = set_carrier(f.rt(), f.ifindex, true); !st.ok())
+            return concat("carrier on for the tail: ", st.str());
+        f.state.carrier = true;
+        notes += "carrier on for the tail; ";
+    }
+    if (std::string n = settle_link(f); !n.empty())
+        notes += concat("settle: ", n, "; ");
+    const std::uint64_t start = f.last.link.stats ? f.last.link.stats->tx_packets : 0;
+    const auto t0 = Clock::now();
+    while (Clock::now() - t0 < kHoldTimeout) {
+        LinkState ls;
+        if (Status st = get_link_state(f.rt(), f.ifindex, ls); !st.ok() || !ls.stats)
+            return concat(notes, "RTM_GETLINK: ", st.str());
+        if (ls.stats->tx_packets - start >= churn::kMinExactTransmitted)
+            break;
+        std::this_thread::sleep_for(milliseconds(10));
+    }
+    return notes;
+}
+
 // One phase: its changes, then the pause and the checks.
 class Phase {
 public:
@@ -864,6 +901,10 @@ public:
             live_read();
         }
         std::this_thread::sleep_for(milliseconds(plan_.tail_ms));
+        if (plan_.exact) {
+            if (std::string n = transmit_enough(f_); !n.empty())
+                log_.push_back(concat("tail: ", n));
+        }
         if (!f_.senders->hold())
             problems_.emplace_back("the senders did not pause within 5 s");
         if (std::string n = settle_link(f_); !n.empty())
@@ -1000,6 +1041,7 @@ private:
         l.link_dropped = now.link.stats->tx_dropped - before.link.stats->tx_dropped;
         ledger_.finish(*now.root, l);
         l.lossy = lossy_;
+        l.exact = plan_.exact;
         const churn::Balance b = churn::balance(l);
         log_.push_back(concat("senders: ", s.sent, " sent, ", s.nobufs, " ENOBUFS, ", s.netdown,
                               " ENETDOWN (device down: never offered), ", s.again,

@@ -336,13 +336,46 @@ std::uint64_t delta32(std::uint32_t before, std::uint32_t after)
     return static_cast<std::uint32_t>(after - before);
 }
 
+namespace {
+
+std::string join_lossy(const std::vector<std::string> &changes)
+{
+    std::string out;
+    for (const std::string &c : changes)
+        out += concat(out.empty() ? "" : "; ", c);
+    return out;
+}
+
+// Why a balance that is not exact is wrong, or empty when it may stand: only a live phase
+// with lossy changes may fall short, by at most kMaxUncountedPerLossyChange each.
+std::string shortfall_problem(const Ledger &l, std::int64_t unaccounted)
+{
+    if (unaccounted < 0)
+        return concat("counters exceed what was offered by ", -unaccounted);
+    if (l.exact)
+        return concat(unaccounted, " packets offered but not counted in an exact phase");
+    if (l.lossy.empty())
+        return concat(unaccounted, " packets offered but not counted, with no change made while "
+                                   "sending that frees packets uncounted");
+    const std::uint64_t bound = kMaxUncountedPerLossyChange * l.lossy.size();
+    if (static_cast<std::uint64_t>(unaccounted) > bound)
+        return concat(unaccounted, " packets freed without a count by ", l.lossy.size(),
+                      " lossy changes made while sending, more than ", bound, " (",
+                      kMaxUncountedPerLossyChange, " each; ", join_lossy(l.lossy), ")");
+    return {};
+}
+
+} // namespace
+
 Balance balance(const Ledger &l)
 {
     const std::uint64_t offered = l.queued_before + l.sent + l.nobufs;
     const std::uint64_t firm =
             l.link_tx + l.link_dropped + l.qdisc_drops + l.freed + l.queued_after;
-    // A snapshot of a replaced root's queue is credited only as far as it explains a shortfall.
-    const std::uint64_t credit = firm >= offered ? 0 : std::min(l.freed_at_most, offered - firm);
+    // The snapshot of an mq root replaced while sending is credited only as far as it
+    // explains a shortfall, and never in an exact phase.
+    const std::uint64_t credit =
+            l.exact || firm >= offered ? 0 : std::min(l.freed_at_most, offered - firm);
     const std::uint64_t counted = firm + credit;
     Balance b;
     b.unaccounted = static_cast<std::int64_t>(offered - counted);
@@ -352,29 +385,24 @@ Balance balance(const Ledger &l)
                    l.link_tx, ", tx_dropped +", l.link_dropped, ", qdisc drops +", l.qdisc_drops,
                    ", freed with a deleted qdisc ", l.freed, ", queued after ", l.queued_after,
                    l.freed_at_most == 0 ? std::string()
-                                        : concat(", queued in roots replaced while sending ",
+                                        : concat(", queued in mq roots replaced while sending ",
                                                  credit, " of at most ", l.freed_at_most),
                    ")");
-    std::string lossy;
-    for (const std::string &c : l.lossy)
-        lossy += concat(lossy.empty() ? "" : "; ", c);
-    if (b.unaccounted == 0) {
-        b.ok = true;
+    std::string problem = b.unaccounted == 0 ? std::string() : shortfall_problem(l, b.unaccounted);
+    if (problem.empty() && l.exact && l.freed_at_most > 0)
+        problem = "an exact phase replaced an mq root while sending";
+    if (problem.empty() && l.exact && l.link_tx < kMinExactTransmitted)
+        problem = concat("an exact phase transmitted ", l.link_tx, " packets, fewer than the ",
+                         kMinExactTransmitted, " its balance needs to show anything");
+    b.ok = problem.empty();
+    if (!b.ok)
+        b.message = concat(problem, ": ", equation);
+    else if (b.unaccounted == 0)
         b.message = concat("counters add up: ", equation);
-    } else if (b.unaccounted < 0) {
-        b.message = concat("counters exceed what was offered by ", -b.unaccounted, ": ", equation);
-    } else if (l.lossy.empty()) {
+    else
         b.message = concat(b.unaccounted,
-                           " packets offered but not counted, with no change "
-                           "made while sending that frees packets uncounted: ",
-                           equation);
-    } else {
-        b.ok = true;
-        b.message = concat(b.unaccounted,
-                           " packets freed without a count by changes made while "
-                           "sending (",
-                           lossy, "): ", equation);
-    }
+                           " packets freed without a count by changes made while sending (",
+                           join_lossy(l.lossy), "): ", equation);
     return b;
 }
 
