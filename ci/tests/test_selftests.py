@@ -15,15 +15,37 @@ import selftests_run  # noqa: E402
 STATES = {"pass", "fail", "skip"}
 
 
+def cxx_source(prog):
+    """The C++ source of a selftest program: selftests/progs/<prog>.cpp, or the
+    .cpp files of selftests/progs/<prog>/; None when there is neither."""
+    progs = ROOT / "selftests/progs"
+    if (progs / f"{prog}.cpp").is_file():
+        return (progs / f"{prog}.cpp").read_text()
+    if (progs / prog).is_dir():
+        return "\n".join(p.read_text() for p in sorted((progs / prog).glob("*.cpp")))
+    return None
+
+
 def cxx_cases(prog):
-    """Case names a C++ selftest program registers, in order: suite.add("name", ...),
-    or the rows of a catalogue that open a line with {"area.request", (bad_input)."""
-    text = (ROOT / "selftests/progs" / f"{prog}.cpp").read_text()
-    cases = [a or b for a, b in
-             re.findall(r'suite\.add\("(\w+)"|^\s*\{"(\w+\.\w+)",', text, re.M)]
-    # A numbered family: for (...; i < NS::kCount; ...) suite.add(cat("prefix_", i + 1), ...),
+    """Case names a C++ selftest program registers (selftests/lib/harness.hpp):
+    TEST/TEST_RESULT(name), TEST_F(fixture, test) once per FIXTURE_VARIANT_ADD
+    of the fixture ("<variant>_<test>"), ksft::add_case/add_step("name"), the
+    rows of a catalogue that open a line with {"area.request", (bad_input), and
+    a numbered family of steps (churn's phases)."""
+    text = cxx_source(prog)
+    cases = re.findall(r'^TEST(?:_RESULT)?(?:_OPTS)?\((\w+)', text, re.M)
+    variants = {}
+    for fixture, variant in re.findall(r'^FIXTURE_VARIANT_ADD\((\w+), (\w+)\)', text, re.M):
+        variants.setdefault(fixture, []).append(variant)
+    for fixture, test in re.findall(r'^TEST_F(?:_OPTS)?\((\w+), (\w+)', text, re.M):
+        cases += [f"{v}_{test}" for v in variants.get(fixture, [])] or [test]
+    cases += re.findall(r'add_case\(\s*"(\w+)"', text)
+    cases += re.findall(r'add_step\(\s*"\w+",\s*"(\w+)"', text)
+    cases += re.findall(r'^\s*\{"(\w+\.\w+)",', text, re.M)
+    # A numbered family: for (...; i < NS::kCount; ...) add_step(..., concat("prefix_", i + 1),
     # with kCount a constexpr in one of the program's headers (churn's phases).
-    family = re.search(r'i < (?:\w+::)?(k\w+);[^)]*\)\s*suite\.add\(cat\("(\w+)", i \+ 1\)', text)
+    family = re.search(r'i < (?:\w+::)?(k\w+);[^)]*\)\s*ksft::add_step\(\s*"\w+",\s*'
+                       r'concat\("(\w+)", i \+ 1\)', text)
     if family:
         count, prefix = family.groups()
         headers = " ".join(p.read_text() for p in (ROOT / "selftests/progs").glob("*.hpp"))
@@ -92,8 +114,7 @@ class ExpectationsTest(unittest.TestCase):
         # Every case of a C++ program declares both kernels, and every listed
         # case exists: a renamed case cannot silently lose its expectation.
         for prog, kind in self.progs.items():
-            src = ROOT / "selftests/progs" / f"{prog}.cpp"
-            if kind != "ktap" or not src.is_file():
+            if kind != "ktap" or cxx_source(prog) is None:
                 continue
             with self.subTest(prog=prog):
                 cases = cxx_cases(prog)

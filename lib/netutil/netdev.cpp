@@ -133,9 +133,9 @@ std::string check_qstats(const std::vector<QStats> &queues, const QStats &device
     std::set<std::pair<std::uint32_t, std::uint32_t>> seen;
     for (const QStats &q : queues) {
         if (!q.queue_type || !q.queue_id)
-            return cat("queue entry without type/id on ifindex ", q.ifindex);
+            return concat("queue entry without type/id on ifindex ", q.ifindex);
         if (!seen.emplace(static_cast<std::uint32_t>(*q.queue_type), *q.queue_id).second)
-            return cat("duplicate entry for queue ", *q.queue_id);
+            return concat("duplicate entry for queue ", *q.queue_id);
     }
     const std::pair<const char *, Counter> counters[] = {
             {"rx-packets", &QStats::rx_packets}, {"rx-bytes", &QStats::rx_bytes},
@@ -147,11 +147,11 @@ std::string check_qstats(const std::vector<QStats> &queues, const QStats &device
         const auto total = device.*c;
         if (!total) {
             if (sum != 0)
-                return cat(name, ": queues report ", sum, " but the device has no total");
+                return concat(name, ": queues report ", sum, " but the device has no total");
             continue;
         }
         if (sum > *total)
-            return cat(name, ": sum over queues ", sum, " exceeds device total ", *total);
+            return concat(name, ": sum over queues ", sum, " exceeds device total ", *total);
     }
     return {};
 }

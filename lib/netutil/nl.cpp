@@ -9,6 +9,7 @@
 
 #include <linux/genetlink.h>
 #include <sys/socket.h>
+#include <sys/time.h>
 
 namespace netutil::nl {
 namespace {
@@ -36,9 +37,12 @@ void parse_ack_tlvs(const nlmsghdr *nlh, std::size_t offset, Status &st)
             st.extack.assign(data, strnlen(data, data_len));
             break;
         case NLMSGERR_ATTR_OFFS:
+        case NLMSGERR_ATTR_MISS_TYPE:
             if (data_len >= sizeof(std::uint32_t)) {
-                std::memcpy(&st.bad_attr_offset, data, sizeof(std::uint32_t));
-                st.has_bad_attr_offset = true;
+                std::uint32_t v = 0;
+                std::memcpy(&v, data, sizeof(v));
+                ((attr.nla_type & NLA_TYPE_MASK) == NLMSGERR_ATTR_OFFS ? st.bad_attr_offset
+                                                                       : st.missing_attr_type) = v;
             }
             break;
         default:
@@ -50,12 +54,17 @@ void parse_ack_tlvs(const nlmsghdr *nlh, std::size_t offset, Status &st)
 
 } // namespace
 
+std::string errno_name(int e)
+{
+    const char *n = strerrorname_np(e);
+    return n != nullptr ? std::string(n) : "errno " + std::to_string(e);
+}
+
 std::string Status::str() const
 {
     if (err == 0)
         return extack.empty() ? std::string("ok") : "ok (" + extack + ")";
-    const char *name = strerrorname_np(err);
-    std::string s = name != nullptr ? name : "errno " + std::to_string(err);
+    std::string s = errno_name(err);
     s += " (";
     s += std::strerror(err);
     s += ")";
@@ -142,12 +151,15 @@ void Message::nest_end(nlattr *nest)
 Status parse_error_msg(const nlmsghdr *nlh)
 {
     Status st;
+    st.answered = true;
     const std::size_t payload_len = mnl_nlmsg_get_payload_len(nlh);
     const void *payload = mnl_nlmsg_get_payload(nlh);
 
     if (nlh->nlmsg_type == NLMSG_ERROR) {
-        if (payload_len < sizeof(nlmsgerr))
-            return Status::from_errno(EBADMSG);
+        if (payload_len < sizeof(nlmsgerr)) {
+            st.err = EBADMSG;
+            return st;
+        }
         nlmsgerr e{};
         std::memcpy(&e, payload, sizeof(e));
         st.err = -e.error;
@@ -236,12 +248,16 @@ Status Socket::send(nlmsghdr *nlh)
 Status Socket::receive_until_done(std::uint32_t seq, const MsgCallback &cb)
 {
     std::vector<char> buf(kRecvBufSize);
+    unsigned replies = 0;
     while (true) {
         const ssize_t n = mnl_socket_recvfrom(sock_, buf.data(), buf.size());
         if (n < 0) {
             if (errno == EINTR)
                 continue;
-            return Status::from_errno(errno);
+            // EAGAIN: the receive timeout (set_receive_timeout()) passed.
+            Status st = Status::from_errno(errno == EAGAIN ? ETIMEDOUT : errno);
+            st.replies = replies;
+            return st;
         }
         int len = static_cast<int>(n);
         const auto *nlh = reinterpret_cast<const nlmsghdr *>(buf.data());
@@ -250,13 +266,17 @@ Status Socket::receive_until_done(std::uint32_t seq, const MsgCallback &cb)
                 continue; // stale reply to an abandoned request
             switch (nlh->nlmsg_type) {
             case NLMSG_ERROR:
-            case NLMSG_DONE:
-                return parse_error_msg(nlh);
+            case NLMSG_DONE: {
+                Status st = parse_error_msg(nlh);
+                st.replies = replies;
+                return st;
+            }
             case NLMSG_NOOP:
                 break;
             case NLMSG_OVERRUN:
                 return Status::from_errno(ENOBUFS);
             default:
+                ++replies;
                 if (cb)
                     cb(nlh);
                 break;
@@ -265,20 +285,34 @@ Status Socket::receive_until_done(std::uint32_t seq, const MsgCallback &cb)
     }
 }
 
-Status Socket::request(nlmsghdr *nlh, const MsgCallback &cb)
+Status Socket::send_as_is(nlmsghdr *nlh, bool dump, const MsgCallback &cb)
 {
-    nlh->nlmsg_flags |= NLM_F_ACK;
+    nlh->nlmsg_flags |= dump ? NLM_F_DUMP : NLM_F_ACK;
     if (Status st = send(nlh); !st.ok())
         return st;
     return receive_until_done(nlh->nlmsg_seq, cb);
 }
 
+Status Socket::request(nlmsghdr *nlh, const MsgCallback &cb)
+{
+    return send_as_is(nlh, false, cb);
+}
+
 Status Socket::dump(nlmsghdr *nlh, const MsgCallback &cb)
 {
-    nlh->nlmsg_flags |= NLM_F_DUMP;
-    if (Status st = send(nlh); !st.ok())
-        return st;
-    return receive_until_done(nlh->nlmsg_seq, cb);
+    return send_as_is(nlh, true, cb);
+}
+
+void Socket::set_receive_timeout(int seconds)
+{
+    timeval tv{seconds, 0};
+    setsockopt(mnl_socket_get_fd(sock_), SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+}
+
+void Socket::set_strict_check(bool on)
+{
+    int v = on ? 1 : 0;
+    mnl_socket_setsockopt(sock_, NETLINK_GET_STRICT_CHK, &v, sizeof(v));
 }
 
 namespace {

@@ -17,20 +17,29 @@
 
 namespace netutil::nl {
 
-// Result of a netlink operation: err is a positive errno (0 on success), extack the
-// kernel's NLMSGERR_ATTR_MSG if it sent one.
+// Result of a netlink operation: err is a positive errno (0 on success); the rest is the
+// kernel's extended ACK (NLMSGERR_ATTR_MSG, _OFFS, _MISS_TYPE) when it sent one.
 struct Status {
     int err = 0;
-    std::string extack;
-    bool has_bad_attr_offset = false;
-    std::uint32_t bad_attr_offset = 0;
+    std::string extack{};
+    std::optional<std::uint32_t> bad_attr_offset{};   // from the netlink header
+    std::optional<std::uint32_t> missing_attr_type{}; // an attribute the request lacks
+    bool answered = false; // the kernel's NLMSG_ERROR/NLMSG_DONE ended it (not a local error)
+    unsigned replies = 0;  // data messages before it
 
     bool ok() const { return err == 0; }
     // "EINVAL (Invalid argument): <extack>", or "ok".
     std::string str() const;
 
-    static Status from_errno(int e) { return Status{e, {}, false, 0}; }
+    static Status from_errno(int e) { return Status{.err = e}; }
+    static Status failed(int e, std::string why)
+    {
+        return Status{.err = e, .extack = std::move(why)};
+    }
 };
+
+// The name of a positive errno ("EINVAL"), or "errno N".
+std::string errno_name(int e);
 
 // Fixed-size, zeroed message buffer. Attribute helpers throw std::length_error when full.
 class Message {
@@ -89,6 +98,15 @@ public:
     Status request(nlmsghdr *nlh, const MsgCallback &cb = {});
     // Sends nlh with NLM_F_DUMP and feeds every reply to cb until NLMSG_DONE.
     Status dump(nlmsghdr *nlh, const MsgCallback &cb);
+    // The raw mode, for malformed requests: sends nlh byte for byte as built (nlmsg_len
+    // included, even where it lies about the payload; only seq and pid are set, and
+    // NLM_F_DUMP or NLM_F_ACK added) and collects the replies up to the ACK or DONE.
+    // request() and dump() are this mode on well-formed messages.
+    Status send_as_is(nlmsghdr *nlh, bool dump, const MsgCallback &cb = {});
+    // A receive that waits longer fails with ETIMEDOUT (a kernel that never answers).
+    void set_receive_timeout(int seconds);
+    // NETLINK_GET_STRICT_CHK: dump requests are checked as strictly as others.
+    void set_strict_check(bool on);
 
 private:
     Status send(nlmsghdr *nlh);

@@ -153,8 +153,8 @@ Status get_link(nl::Socket &sock, std::string_view name, LinkInfo &out)
         return parse_st;
     if (!found)
         return Status::from_errno(ENODEV);
-    out.real_num_tx_queues = sysfs_queue_count(out.name, "tx");
-    out.real_num_rx_queues = sysfs_queue_count(out.name, "rx");
+    out.real_num_tx_queues = sysfs::active_queue_count(out.name, "tx");
+    out.real_num_rx_queues = sysfs::active_queue_count(out.name, "rx");
     return {};
 }
 
@@ -175,11 +175,6 @@ Status link_dump(nl::Socket &sock, std::vector<LinkInfo> &out)
             parse_st = s;
     });
     return st.ok() ? parse_st : st;
-}
-
-std::optional<std::uint32_t> sysfs_queue_count(std::string_view name, std::string_view prefix)
-{
-    return sysfs::queue_count(name, prefix);
 }
 
 LinkGuard::~LinkGuard()

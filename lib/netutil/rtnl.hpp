@@ -54,9 +54,6 @@ Status set_link_up(nl::Socket &sock, std::string_view name, bool up = true);
 Status get_link(nl::Socket &sock, std::string_view name, LinkInfo &out);
 // Every link of the current network namespace (without the sysfs queue counts).
 Status link_dump(nl::Socket &sock, std::vector<LinkInfo> &out);
-// Counts /sys/class/net/<name>/queues/<prefix>-* entries; nullopt if unreadable
-// (sysfs::queue_count()).
-std::optional<std::uint32_t> sysfs_queue_count(std::string_view name, std::string_view prefix);
 
 // Deletes the link on destruction unless release() was called.
 class LinkGuard {

@@ -9,7 +9,7 @@ namespace netutil {
 
 // Concatenate streamable values into a string.
 template <typename... Args>
-std::string cat(Args &&...args)
+std::string concat(Args &&...args)
 {
     std::ostringstream os;
     (os << ... << std::forward<Args>(args));

@@ -73,8 +73,8 @@ std::string write_file(const std::string &path, std::string_view value)
     return {};
 }
 
-std::optional<std::uint32_t> queue_count(std::string_view dev, std::string_view prefix,
-                                         std::string_view sys_class_net)
+std::optional<std::uint32_t> active_queue_count(std::string_view dev, std::string_view prefix,
+                                                std::string_view sys_class_net)
 {
     namespace fs = std::filesystem;
     std::error_code ec;

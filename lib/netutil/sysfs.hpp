@@ -33,8 +33,8 @@ std::string write_file(const std::string &path, std::string_view value);
 
 // Counts <sys_class_net>/<dev>/queues/<prefix>-* entries (prefix "tx" or "rx"); nullopt if
 // the directory cannot be read.
-std::optional<std::uint32_t> queue_count(std::string_view dev, std::string_view prefix,
-                                         std::string_view sys_class_net = kSysClassNet);
+std::optional<std::uint32_t> active_queue_count(std::string_view dev, std::string_view prefix,
+                                                std::string_view sys_class_net = kSysClassNet);
 
 // A CPU set in the kernel's bitmap format ("%x" words of 32 bits, most significant
 // first, separated by commas), as xps_cpus and rps_cpus take it. Negative CPUs are

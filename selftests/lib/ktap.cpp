@@ -1,9 +1,6 @@
 #include "ktap.hpp"
 
-#include <exception>
 #include <iostream>
-
-#include <unistd.h>
 
 namespace ksft {
 namespace {
@@ -60,7 +57,7 @@ void KtapWriter::skip(std::string_view name, std::string_view reason)
     ++skip_;
 }
 
-void KtapWriter::result(std::string_view name, const Outcome &outcome)
+void KtapWriter::result(std::string_view name, const CaseResult &outcome)
 {
     switch (outcome.result) {
     case Result::pass:
@@ -108,52 +105,6 @@ int KtapWriter::exit_code() const
     if (pass_ > 0)
         return kExitPass;
     return kExitSkip;
-}
-
-void TestSuite::add(std::string name, CaseFn fn)
-{
-    cases_.emplace_back(std::move(name), std::move(fn));
-}
-
-void TestSuite::require_root(bool is_root)
-{
-    if (!is_root)
-        skip_all("must be run as root");
-}
-
-void TestSuite::require_root()
-{
-    require_root(geteuid() == 0);
-}
-
-int TestSuite::run(std::ostream &out)
-{
-    KtapWriter w(out);
-    w.header();
-    w.plan(cases_.size());
-    for (const auto &[name, fn] : cases_) {
-        Outcome outcome;
-        if (!skip_all_reason_.empty()) {
-            outcome = Outcome::skip(skip_all_reason_);
-        } else {
-            try {
-                outcome = fn ? fn() : Outcome::fail("case has no body");
-            } catch (const std::exception &e) {
-                outcome = Outcome::fail(cat("exception: ", e.what()));
-            } catch (...) {
-                outcome = Outcome::fail("unknown exception");
-            }
-        }
-        w.result(name, outcome);
-        out.flush();
-    }
-    w.totals();
-    return w.exit_code();
-}
-
-int TestSuite::run()
-{
-    return run(std::cout);
 }
 
 } // namespace ksft

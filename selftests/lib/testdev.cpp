@@ -14,10 +14,10 @@ namespace sysfs = netutil::sysfs;
 
 std::string make_name(std::string_view prefix, pid_t pid, unsigned n)
 {
-    std::string name = cat(prefix, pid % 100000, "_", n);
+    std::string name = concat(prefix, pid % 100000, "_", n);
     if (name.size() > kMaxNameLen)
         throw std::invalid_argument(
-                cat("device name ", name, " is longer than ", kMaxNameLen, " characters"));
+                concat("device name ", name, " is longer than ", kMaxNameLen, " characters"));
     return name;
 }
 
@@ -27,20 +27,21 @@ std::string unique_name(std::string_view prefix)
     return make_name(prefix, getpid(), counter++);
 }
 
-Outcome create_failed(const nl::Status &st, std::string_view kind, std::string_view what)
+CaseResult create_failed(const nl::Status &st, std::string_view kind, std::string_view what)
 {
     if (st.err == EOPNOTSUPP)
-        return Outcome::skip(cat("kernel does not support link kind ", kind, " (", st.str(), ")"));
-    return Outcome::fail(cat(what, ": ", st.str()));
+        return CaseResult::skip(
+                concat("kernel does not support link kind ", kind, " (", st.str(), ")"));
+    return CaseResult::fail(concat(what, ": ", st.str()));
 }
 
 std::string describe_create(std::string_view name, const DummySpec &spec)
 {
-    std::string s = cat("create ", name);
+    std::string s = concat("create ", name);
     if (spec.tx_queues)
-        s += cat(" numtxqueues ", *spec.tx_queues);
+        s += concat(" numtxqueues ", *spec.tx_queues);
     if (spec.rx_queues)
-        s += cat(" numrxqueues ", *spec.rx_queues);
+        s += concat(" numrxqueues ", *spec.rx_queues);
     return s;
 }
 
@@ -53,13 +54,13 @@ std::string check_queues(std::string_view name, const DummySpec &spec, const rtn
     if (tx && rx) {
         if (info.num_tx_queues == *tx && info.num_rx_queues == *rx)
             return {};
-        return cat(name, " has num_tx_queues/num_rx_queues ", info.num_tx_queues, "/",
-                   info.num_rx_queues, ", expected ", *tx, "/", *rx);
+        return concat(name, " has num_tx_queues/num_rx_queues ", info.num_tx_queues, "/",
+                      info.num_rx_queues, ", expected ", *tx, "/", *rx);
     }
     if (tx && info.num_tx_queues != *tx)
-        return cat(name, " has ", info.num_tx_queues, " TX queues, asked for ", *tx);
+        return concat(name, " has ", info.num_tx_queues, " TX queues, asked for ", *tx);
     if (rx && info.num_rx_queues != *rx)
-        return cat(name, " has ", info.num_rx_queues, " RX queues, asked for ", *rx);
+        return concat(name, " has ", info.num_rx_queues, " RX queues, asked for ", *rx);
     return {};
 }
 
@@ -74,22 +75,22 @@ TestDummy::TestDummy(const DummySpec &spec, nl::Socket &sock) : name_(unique_nam
     guard_.emplace(sock, name_);
     if (spec.ipv6_off) {
         if (std::string err = sysfs::disable_ipv6(name_); !err.empty()) {
-            error_ = Outcome::fail(cat("disable IPv6 on ", name_, ": ", err));
+            error_ = CaseResult::fail(concat("disable IPv6 on ", name_, ": ", err));
             return;
         }
     }
     if (spec.up) {
         if (nl::Status u = rtnl::set_link_up(sock, name_); !u.ok()) {
-            error_ = Outcome::fail(cat("set ", name_, " up: ", u.str()));
+            error_ = CaseResult::fail(concat("set ", name_, " up: ", u.str()));
             return;
         }
     }
     if (nl::Status g = rtnl::get_link(sock, name_, info_); !g.ok()) {
-        error_ = Outcome::fail(cat("get ", name_, ": ", g.str()));
+        error_ = CaseResult::fail(concat("get ", name_, ": ", g.str()));
         return;
     }
     if (std::string err = check_queues(name_, spec, info_); !err.empty())
-        error_ = Outcome::fail(err);
+        error_ = CaseResult::fail(err);
 }
 
 } // namespace ksft::testdev

@@ -31,7 +31,7 @@ std::string unique_name(std::string_view prefix);
 
 // The outcome of a failed RTM_NEWLINK for a device of this kind: EOPNOTSUPP means the
 // kernel does not know the kind (SKIP), anything else is a FAIL "<what>: <status>".
-Outcome create_failed(const nl::Status &st, std::string_view kind, std::string_view what);
+CaseResult create_failed(const nl::Status &st, std::string_view kind, std::string_view what);
 
 struct DummySpec {
     std::string prefix{};                     // of unique_name()
@@ -57,7 +57,7 @@ public:
 
     bool ok() const { return !error_; }
     // Only when !ok().
-    const Outcome &error() const { return *error_; }
+    const CaseResult &error() const { return *error_; }
     const std::string &name() const { return name_; }
     int ifindex() const { return info_.ifindex; }
     // The link as read after the setup steps.
@@ -67,7 +67,7 @@ private:
     std::string name_;
     std::optional<rtnl::LinkGuard> guard_;
     rtnl::LinkInfo info_;
-    std::optional<Outcome> error_;
+    std::optional<CaseResult> error_;
 };
 
 } // namespace ksft::testdev

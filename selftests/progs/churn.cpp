@@ -56,8 +56,11 @@
 //      and does not count them as drops (codel_change() does, with rtnl_qdisc_drop()).
 // Changes of these kinds are "lossy" (churn_plan.cpp, resolve()). Exact phases (the odd
 // ones) make them with the senders paused and the root qdisc empty: those phases must
-// balance exactly. The other phases make them while sending and report the packets no
-// counter holds, which may be more than zero, never less; a phase whose lossy changes all
+// balance exactly, take no credit for a queue snapshot, and transmit at least
+// churn::kMinExactTransmitted packets (they end up and with carrier, sending until they
+// have). The other phases make them while sending and report the packets no counter
+// holds, which may be more than zero (at most churn::kMaxUncountedPerLossyChange per lossy
+// change), never less; a phase whose lossy changes all
 // waited for the senders must balance exactly too. Also counted nowhere, and then failing
 // an exact phase: __dev_xmit_skb() drops past net.core.qdisc_max_burst (1000) packets
 // deferred while one CPU waits for the qdisc lock, and a failed skb allocation in
@@ -106,6 +109,7 @@
 
 #include "churn_plan.hpp"
 #include "ethtool.hpp"
+#include "harness.hpp"
 #include "ktap.hpp"
 #include "netdev.hpp"
 #include "nl.hpp"
@@ -116,9 +120,9 @@
 
 namespace {
 
-using ksft::Outcome;
+using ksft::CaseResult;
 using ksft::testdev::TestDummy;
-using netutil::cat;
+using netutil::concat;
 using netutil::nl::Status;
 namespace nl = netutil::nl;
 namespace netdev = netutil::netdev;
@@ -182,7 +186,7 @@ public:
             std::this_thread::sleep_for(kPoll);
         }
         if (failed_.load() != 0)
-            return cat("sender setup failed: ", errors_text());
+            return concat("sender setup failed: ", errors_text());
         return hold() ? std::string() : "the sender threads did not pause within 5 s";
     }
 
@@ -269,7 +273,7 @@ private:
     void set_error(std::size_t i, const std::string &err)
     {
         const std::lock_guard<std::mutex> lock(mutex_);
-        const std::string e = cat("sender on CPU ", cpus_[i], ": ", err);
+        const std::string e = concat("sender on CPU ", cpus_[i], ": ", err);
         new_errors_.push_back(e);
         all_errors_.push_back(e);
     }
@@ -279,7 +283,7 @@ private:
         const std::lock_guard<std::mutex> lock(mutex_);
         std::string out;
         for (const std::string &e : all_errors_)
-            out += cat(out.empty() ? "" : "; ", e);
+            out += concat(out.empty() ? "" : "; ", e);
         return out;
     }
 
@@ -406,9 +410,9 @@ Status get_link_state(nl::Socket &sock, int ifindex, LinkState &out)
         seen = true;
     });
     if (st.ok() && !seen)
-        return Status{ENODATA, "no RTM_NEWLINK reply", false, 0};
+        return Status::failed(ENODATA, "no RTM_NEWLINK reply");
     if (st.ok() && !out.stats)
-        return Status{ENODATA, "no IFLA_STATS64", false, 0};
+        return Status::failed(ENODATA, "no IFLA_STATS64");
     return st;
 }
 
@@ -534,7 +538,7 @@ struct Reading {
 };
 
 struct Fixture {
-    std::optional<Outcome> error; // setup failed: every case reports it
+    std::optional<CaseResult> error; // setup failed: every case reports it
     churn::Options opt;
     std::uint64_t seed = 0;
     std::vector<churn::PhasePlan> plan;
@@ -566,8 +570,8 @@ struct Fixture {
     KindStats &stats(churn::OpKind k) { return kinds[static_cast<std::size_t>(k)]; }
     std::string replay() const
     {
-        return cat("seed ", seed, "; replay: churn --seconds ", opt.seconds, " --seed ", seed,
-                   opt.queues ? cat(" --queues ", *opt.queues) : std::string());
+        return concat("seed ", seed, "; replay: churn --seconds ", opt.seconds, " --seed ", seed,
+                      opt.queues ? concat(" --queues ", *opt.queues) : std::string());
     }
 };
 
@@ -588,15 +592,15 @@ Reading read_all(Fixture &f)
     Reading r;
     r.senders = f.senders->totals();
     if (Status st = get_link_state(f.rt(), f.ifindex, r.link); !st.ok()) {
-        r.error = cat("RTM_GETLINK ", f.name, ": ", st.str());
+        r.error = concat("RTM_GETLINK ", f.name, ": ", st.str());
         return r;
     }
     if (Status st = read_root(f.rt(), f.ifindex, r.root); !st.ok()) {
-        r.error = cat("qdisc dump: ", st.str());
+        r.error = concat("qdisc dump: ", st.str());
         return r;
     }
     if (!r.root) {
-        r.error = cat("no root qdisc with statistics on ", f.name);
+        r.error = concat("no root qdisc with statistics on ", f.name);
         return r;
     }
     if (!f.no_qstats.empty())
@@ -604,19 +608,19 @@ Reading read_all(Fixture &f)
     churn::QueueReading q;
     netdev::QStats dev;
     if (Status st = f.nd->device_stats(f.ifindex, dev); !st.ok()) {
-        r.error = cat("QSTATS_GET device scope: ", st.str());
+        r.error = concat("QSTATS_GET device scope: ", st.str());
         return r;
     }
     std::vector<netdev::QStats> entries;
     if (Status st = f.nd->queue_stats(f.ifindex, entries); !st.ok()) {
-        r.error = cat("QSTATS_GET queue scope: ", st.str());
+        r.error = concat("QSTATS_GET queue scope: ", st.str());
         return r;
     }
     // The link once more, after the qstats: nothing is sent while paused, so the two
     // readings agree unless a counter moves on its own.
     LinkState after;
     if (Status st = get_link_state(f.rt(), f.ifindex, after); !st.ok()) {
-        r.error = cat("RTM_GETLINK ", f.name, ": ", st.str());
+        r.error = concat("RTM_GETLINK ", f.name, ": ", st.str());
         return r;
     }
     q.device = dev.tx_packets.value_or(0);
@@ -630,7 +634,7 @@ Reading read_all(Fixture &f)
     if (f.no_channels.empty()) {
         netutil::ethtool::Channels ch;
         if (Status st = f.ethtool->channels_get(f.name, ch); !st.ok()) {
-            r.error = cat("CHANNELS_GET: ", st.str());
+            r.error = concat("CHANNELS_GET: ", st.str());
             return r;
         }
         q.real_tx = ch.tx_count;
@@ -648,20 +652,20 @@ std::string settle_link(Fixture &f)
     while (true) {
         LinkState ls;
         if (Status st = get_link_state(f.rt(), f.ifindex, ls); !st.ok())
-            return cat("RTM_GETLINK: ", st.str());
+            return concat("RTM_GETLINK: ", st.str());
         if ((ls.flags & IFF_UP) == 0)
             break;
         if (ls.carrier ? ls.operstate != IF_OPER_DOWN : ls.operstate == IF_OPER_DOWN)
             break;
         if (Clock::now() - t0 > kSettleTimeout)
-            return cat("operational state ", static_cast<int>(ls.operstate), " with carrier ",
-                       ls.carrier ? "on" : "off", " after ", ms_since(t0), " ms");
+            return concat("operational state ", static_cast<int>(ls.operstate), " with carrier ",
+                          ls.carrier ? "on" : "off", " after ", ms_since(t0), " ms");
         std::this_thread::sleep_for(milliseconds(5));
     }
     // A request that takes the RTNL returns once linkwatch has let go of it.
     std::optional<QdiscCounters> root;
     if (Status st = read_root(f.rt(), f.ifindex, root); !st.ok())
-        return cat("qdisc dump: ", st.str());
+        return concat("qdisc dump: ", st.str());
     return {};
 }
 
@@ -673,12 +677,12 @@ std::string drain(Fixture &f)
     while (true) {
         std::optional<QdiscCounters> root;
         if (Status st = read_root(f.rt(), f.ifindex, root); !st.ok())
-            return cat("qdisc dump: ", st.str());
+            return concat("qdisc dump: ", st.str());
         if (!root || root->qlen == 0)
             return {};
         if (Clock::now() - t0 > kDrainTimeout)
-            return cat("the root ", root->kind, " still holds ", root->qlen, " packets after ",
-                       ms_since(t0), " ms");
+            return concat("the root ", root->kind, " still holds ", root->qlen, " packets after ",
+                          ms_since(t0), " ms");
         std::this_thread::sleep_for(milliseconds(1));
     }
 }
@@ -696,12 +700,13 @@ public:
         }
     }
 
-    // A root that was deleted, with its last counters; live: while the senders ran, when
-    // its qlen is only an upper bound of what was freed with it.
-    void retire(const QdiscCounters &c, bool live)
+    // A root that was deleted, with its last counters; upper_bound: an mq root read before
+    // its replace while the senders ran, whose qlen is only an upper bound of what was
+    // freed with it.
+    void retire(const QdiscCounters &c, bool upper_bound)
     {
         drops_ += churn::delta32(base(c.handle), c.drops);
-        (live ? freed_at_most_ : freed_) += c.qlen;
+        (upper_bound ? freed_at_most_ : freed_) += c.qlen;
         if (c.handle == start_handle_)
             start_retired_ = true;
     }
@@ -768,9 +773,9 @@ Status replace_root(Fixture &f, const churn::Action &a, RootLedger &ledger, bool
     if (!st.ok())
         return st;
     if (old)
-        ledger.retire(*old, live);
+        ledger.retire(*old, live); // the mq pre-read: exact only with the senders paused
     else if (deleted)
-        ledger.retire(*deleted, live);
+        ledger.retire(*deleted, false); // the echo: the old root's final counters
     else
         note = "no RTM_DELQDISC echo with the old root's counters";
     return st;
@@ -823,7 +828,7 @@ Status perform(Fixture &f, const churn::Action &a, RootLedger &ledger, bool live
             }
             Status st = rtnl::filter_add(f.rt(), spec);
             if (st.err == ENOENT && spec.skbedit_queue_mapping) {
-                note = cat(" (no skbedit: ", st.str(), "; without it)");
+                note = concat(" (no skbedit: ", st.str(), "; without it)");
                 spec.skbedit_queue_mapping.reset();
                 st = rtnl::filter_add(f.rt(), spec);
             }
@@ -841,6 +846,39 @@ Status perform(Fixture &f, const churn::Action &a, RootLedger &ledger, bool live
     return Status::from_errno(EINVAL);
 }
 
+// An exact phase ends up and with its carrier on, sending until the link has transmitted
+// churn::kMinExactTransmitted packets since the phase began (at most kHoldTimeout), so
+// that its balance has packets to show. Returns what it did, or an empty string.
+std::string transmit_enough(Fixture &f)
+{
+    std::string notes;
+    if (!f.state.up) {
+        if (Status st = rtnl::set_link_up(f.rt(), f.name, true); !st.ok())
+            return concat("up for the tail: ", st.str());
+        f.state.up = true;
+        notes += "up for the tail; ";
+    }
+    if (!f.state.carrier) {
+        if (Status st = set_carrier(f.rt(), f.ifindex, true); !st.ok())
+            return concat("carrier on for the tail: ", st.str());
+        f.state.carrier = true;
+        notes += "carrier on for the tail; ";
+    }
+    if (std::string n = settle_link(f); !n.empty())
+        notes += concat("settle: ", n, "; ");
+    const std::uint64_t start = f.last.link.stats ? f.last.link.stats->tx_packets : 0;
+    const auto t0 = Clock::now();
+    while (Clock::now() - t0 < kHoldTimeout) {
+        LinkState ls;
+        if (Status st = get_link_state(f.rt(), f.ifindex, ls); !st.ok() || !ls.stats)
+            return concat(notes, "RTM_GETLINK: ", st.str());
+        if (ls.stats->tx_packets - start >= churn::kMinExactTransmitted)
+            break;
+        std::this_thread::sleep_for(milliseconds(10));
+    }
+    return notes;
+}
+
 // One phase: its changes, then the pause and the checks.
 class Phase {
 public:
@@ -849,13 +887,13 @@ public:
     {
     }
 
-    Outcome run()
+    CaseResult run()
     {
         const auto t0 = Clock::now();
-        log_.push_back(cat("phase ", index_ + 1, " of ", f_.plan.size(), ", ",
-                           plan_.exact ? "exact: lossy changes wait for the senders to pause"
-                                       : "live: every change while sending",
-                           "; ", plan_.draws.size(), " changes:"));
+        log_.push_back(concat("phase ", index_ + 1, " of ", f_.plan.size(), ", ",
+                              plan_.exact ? "exact: lossy changes wait for the senders to pause"
+                                          : "live: every change while sending",
+                              "; ", plan_.draws.size(), " changes:"));
         f_.senders->resume();
         for (std::size_t i = 0; i < plan_.draws.size(); ++i) {
             std::this_thread::sleep_for(milliseconds(plan_.gaps_ms[i]));
@@ -863,12 +901,16 @@ public:
             live_read();
         }
         std::this_thread::sleep_for(milliseconds(plan_.tail_ms));
+        if (plan_.exact) {
+            if (std::string n = transmit_enough(f_); !n.empty())
+                log_.push_back(concat("tail: ", n));
+        }
         if (!f_.senders->hold())
             problems_.emplace_back("the senders did not pause within 5 s");
         if (std::string n = settle_link(f_); !n.empty())
-            log_.push_back(cat("settle: ", n));
+            log_.push_back(concat("settle: ", n));
         if (std::string n = drain(f_); !n.empty())
-            log_.push_back(cat("drain: ", n));
+            log_.push_back(concat("drain: ", n));
         const Reading now = read_all(f_);
         for (const std::string &e : f_.senders->take_errors())
             problems_.push_back(e);
@@ -878,17 +920,17 @@ public:
             check(now);
             f_.last = now;
         }
-        log_.push_back(cat("phase took ", ms_since(t0), " ms; ", f_.replay()));
+        log_.push_back(concat("phase took ", ms_since(t0), " ms; ", f_.replay()));
         ++f_.phases_run;
         std::string msg;
         for (const std::string &l : log_)
-            msg += cat(l, "\n");
+            msg += concat(l, "\n");
         if (problems_.empty())
-            return Outcome::pass(msg);
+            return CaseResult::pass(msg);
         ++f_.phases_failed;
         for (const std::string &p : problems_)
-            msg += cat("FAIL: ", p, "\n");
-        return Outcome::fail(msg);
+            msg += concat("FAIL: ", p, "\n");
+        return CaseResult::fail(msg);
     }
 
 private:
@@ -898,7 +940,7 @@ private:
         const std::string what = churn::describe(a, f_.state);
         if (a.type == churn::ActionType::set_channels && !f_.no_channels.empty()) {
             ++ks.skipped;
-            log_.push_back(cat("  [skipped] ", what, ": ", f_.no_channels));
+            log_.push_back(concat("  [skipped] ", what, ": ", f_.no_channels));
             return;
         }
         const bool clsact_filter = (a.type == churn::ActionType::add_filter ||
@@ -906,16 +948,16 @@ private:
                                    a.place == churn::FilterPlace::clsact;
         if (clsact_filter && !f_.no_clsact.empty()) {
             ++ks.skipped;
-            log_.push_back(cat("  [skipped] ", what, ": ", f_.no_clsact));
+            log_.push_back(concat("  [skipped] ", what, ": ", f_.no_clsact));
             return;
         }
         const bool held = plan_.exact && a.lossy;
         std::string note;
         if (held) {
             if (!f_.senders->hold())
-                problems_.push_back(cat(what, ": the senders did not pause within 5 s"));
+                problems_.push_back(concat(what, ": the senders did not pause within 5 s"));
             if (std::string n = drain(f_); !n.empty())
-                note += cat(" (before: ", n, ")");
+                note += concat(" (before: ", n, ")");
         }
         const auto t0 = Clock::now();
         const bool link_switch =
@@ -924,7 +966,7 @@ private:
         auto settle = [&] {
             if (held && link_switch) {
                 if (std::string n = settle_link(f_); !n.empty())
-                    note += cat(" (after: ", n, ")");
+                    note += concat(" (after: ", n, ")");
             }
         };
         std::string problem;
@@ -939,18 +981,18 @@ private:
             settle();
         }
         if (!problem.empty())
-            problems_.push_back(cat(what, ": ", problem));
+            problems_.push_back(concat(what, ": ", problem));
         if (held)
             f_.senders->resume();
         if (const auto took = ms_since(t0); took >= kSlowChangeMs)
-            note += cat(" (", took, " ms)");
+            note += concat(" (", took, " ms)");
         const std::string tag = held ? "[held] " : "[live] ";
         if (!st.ok()) {
             ++ks.failed;
             if (ks.first_error.empty())
-                ks.first_error = cat(what, ": ", st.str());
-            log_.push_back(cat("  ", tag, what, ": ", st.str()));
-            problems_.push_back(cat(what, ": ", st.str()));
+                ks.first_error = concat(what, ": ", st.str());
+            log_.push_back(concat("  ", tag, what, ": ", st.str()));
+            problems_.push_back(concat(what, ": ", st.str()));
             return;
         }
         ++(held ? ks.held : ks.live);
@@ -962,7 +1004,7 @@ private:
             lossy_.push_back(what);
             note += " (lossy while sending)";
         }
-        log_.push_back(cat("  ", tag, what, note));
+        log_.push_back(concat("  ", tag, what, note));
         churn::apply(f_.state, a);
     }
 
@@ -977,13 +1019,13 @@ private:
         const Status lst = st.ok() ? get_link_state(f_.rt(), f_.ifindex, ls) : st;
         if (!st.ok() || !lst.ok()) {
             problems_.push_back(
-                    cat("reading statistics while sending: ", (st.ok() ? lst : st).str()));
+                    concat("reading statistics while sending: ", (st.ok() ? lst : st).str()));
             return;
         }
         const churn::LiveReading cur{dev.tx_packets.value_or(0), ls.stats->tx_packets};
         if (f_.last_live) {
             if (std::string p = churn::check_live(*f_.last_live, cur); !p.empty())
-                problems_.push_back(cat("while sending: ", p));
+                problems_.push_back(concat("while sending: ", p));
         }
         f_.last_live = cur;
     }
@@ -999,12 +1041,13 @@ private:
         l.link_dropped = now.link.stats->tx_dropped - before.link.stats->tx_dropped;
         ledger_.finish(*now.root, l);
         l.lossy = lossy_;
+        l.exact = plan_.exact;
         const churn::Balance b = churn::balance(l);
-        log_.push_back(cat("senders: ", s.sent, " sent, ", s.nobufs, " ENOBUFS, ", s.netdown,
-                           " ENETDOWN (device down: never offered), ", s.again,
-                           " EAGAIN; root now ", now.root->kind, ", ", f_.state.real_tx, " of ",
-                           f_.state.num_tx, " TX queues, ", f_.state.up ? "up" : "down",
-                           ", carrier ", f_.state.carrier ? "on" : "off"));
+        log_.push_back(concat("senders: ", s.sent, " sent, ", s.nobufs, " ENOBUFS, ", s.netdown,
+                              " ENETDOWN (device down: never offered), ", s.again,
+                              " EAGAIN; root now ", now.root->kind, ", ", f_.state.real_tx, " of ",
+                              f_.state.num_tx, " TX queues, ", f_.state.up ? "up" : "down",
+                              ", carrier ", f_.state.carrier ? "on" : "off"));
         if (s.sent + s.nobufs == 0 && f_.state.up)
             log_.emplace_back("no packet was offered in this phase");
         log_.push_back(b.message);
@@ -1020,22 +1063,22 @@ private:
         if (!plan_.exact)
             f_.unaccounted += b.unaccounted;
         if (!f_.no_channels.empty())
-            log_.push_back(cat("channel changes skipped: ", f_.no_channels));
+            log_.push_back(concat("channel changes skipped: ", f_.no_channels));
         if (!f_.no_qstats.empty()) {
-            log_.push_back(cat("per-queue statistics not checked: ", f_.no_qstats));
+            log_.push_back(concat("per-queue statistics not checked: ", f_.no_qstats));
             return;
         }
         const churn::QueueReading &q = *now.queues;
         if (q.real_tx != f_.state.real_tx)
-            problems_.push_back(cat("CHANNELS_GET reports ", q.real_tx, " TX channels, set ",
-                                    f_.state.real_tx));
+            problems_.push_back(concat("CHANNELS_GET reports ", q.real_tx, " TX channels, set ",
+                                       f_.state.real_tx));
         std::string queues;
         for (const auto &[id, n] : q.tx)
-            queues += cat(queues.empty() ? "" : ", ", "tx-", id, " ", n);
-        log_.push_back(cat("qstats: device ", q.device, ", link ", q.link,
-                           "; queues: ", queues.empty() ? std::string("none listed") : queues));
+            queues += concat(queues.empty() ? "" : ", ", "tx-", id, " ", n);
+        log_.push_back(concat("qstats: device ", q.device, ", link ", q.link,
+                              "; queues: ", queues.empty() ? std::string("none listed") : queues));
         if (std::string p = churn::check_queues(q, f_.last_queues); !p.empty())
-            problems_.push_back(cat("qstats: ", p));
+            problems_.push_back(concat("qstats: ", p));
     }
 
     Fixture &f_;
@@ -1069,16 +1112,10 @@ std::unique_ptr<Fixture> build_fixture()
     f->seed = f->opt.seed ? *f->opt.seed
                           : (std::uint64_t{std::random_device{}()} << 32) ^ std::random_device{}();
     f->plan = churn::make_plan(f->seed, f->opt.seconds);
-    // Nothing has opened a netlink socket yet: every socket from now on is in the new
-    // namespace, and so are the sender threads started later.
-    if (unshare(CLONE_NEWNET) < 0) {
-        f->error = Outcome::fail(pkt::errno_str("unshare(CLONE_NEWNET)", errno));
-        return f;
-    }
     open_kmsg(*f);
     const std::vector<int> cpus = pkt::online_cpus();
     if (cpus.empty()) {
-        f->error = Outcome::fail("cannot read /sys/devices/system/cpu/online");
+        f->error = CaseResult::fail("cannot read /sys/devices/system/cpu/online");
         return f;
     }
     const unsigned queues = f->opt.queues.value_or(churn::default_queues(cpus.size()));
@@ -1096,13 +1133,13 @@ std::unique_ptr<Fixture> build_fixture()
     f->nd = std::make_unique<netdev::Netdev>();
     netutil::ethtool::Channels ch;
     if (Status st = f->ethtool->channels_get(f->name, ch); !st.ok())
-        f->no_channels = cat("ETHTOOL_MSG_CHANNELS_GET: ", st.str());
+        f->no_channels = concat("ETHTOOL_MSG_CHANNELS_GET: ", st.str());
     else if (ch.tx_max != queues || ch.tx_count != queues)
-        f->error = Outcome::fail(cat("CHANNELS_GET: tx ", ch.tx_count, " of ", ch.tx_max,
-                                     ", expected ", queues, " of ", queues));
+        f->error = CaseResult::fail(concat("CHANNELS_GET: tx ", ch.tx_count, " of ", ch.tx_max,
+                                           ", expected ", queues, " of ", queues));
     netdev::QStats qs;
     if (Status st = f->nd->device_stats(f->ifindex, qs); !st.ok())
-        f->no_qstats = cat("QSTATS_GET: ", st.str());
+        f->no_qstats = concat("QSTATS_GET: ", st.str());
     if (f->error)
         return f;
 
@@ -1113,20 +1150,20 @@ std::unique_ptr<Fixture> build_fixture()
     root.handle = root_handle(f->state);
     root.kind = std::string(churn::root_name(f->state.root));
     if (Status st = rtnl::qdisc_replace(f->rt(), root); !st.ok()) {
-        f->error = Outcome::fail(cat("replace root with ", root.kind, ": ", st.str()));
+        f->error = CaseResult::fail(concat("replace root with ", root.kind, ": ", st.str()));
         return f;
     }
     if (Status st = rtnl::add_clsact(f->rt(), f->ifindex); !st.ok())
-        f->no_clsact = cat("clsact: ", st.str());
+        f->no_clsact = concat("clsact: ", st.str());
 
     f->senders = std::make_unique<Senders>(f->ifindex, cpus);
     if (std::string err = f->senders->wait_ready(); !err.empty()) {
-        f->error = Outcome::fail(err);
+        f->error = CaseResult::fail(err);
         return f;
     }
     f->last = read_all(*f);
     if (!f->last.error.empty())
-        f->error = Outcome::fail(f->last.error);
+        f->error = CaseResult::fail(f->last.error);
     else if (f->last.queues)
         churn::check_queues(*f->last.queues, f->last_queues);
     return f;
@@ -1141,29 +1178,30 @@ std::string setup_notes(const Fixture &f)
 {
     std::string cpus;
     for (int c : f.senders->cpus())
-        cpus += cat(cpus.empty() ? "" : ",", c);
-    return cat(f.replay(), "\n", f.senders->size(), " senders pinned to CPUs ", cpus, "; ", f.name,
-               " with ", f.state.num_tx, " TX queues; ", f.opt.seconds, " s in ", f.plan.size(),
-               " phases",
-               f.no_clsact.empty() ? std::string() : cat("\nclsact filters skipped: ", f.no_clsact),
-               "\n");
+        cpus += concat(cpus.empty() ? "" : ",", c);
+    return concat(f.replay(), "\n", f.senders->size(), " senders pinned to CPUs ", cpus, "; ",
+                  f.name, " with ", f.state.num_tx, " TX queues; ", f.opt.seconds, " s in ",
+                  f.plan.size(), " phases",
+                  f.no_clsact.empty() ? std::string()
+                                      : concat("\nclsact filters skipped: ", f.no_clsact),
+                  "\n");
 }
 
-Outcome phase(unsigned index)
+CaseResult phase(unsigned index)
 {
     Fixture &f = fixture();
     if (f.error)
         return *f.error;
     if (f.deleted)
-        return Outcome::fail("the device is gone");
-    Outcome o = Phase(f, index).run();
+        return CaseResult::fail("the device is gone");
+    CaseResult o = Phase(f, index).run();
     if (index == 0)
         o.message = setup_notes(f) + o.message;
     return o;
 }
 
 // Deletes the device while every sender sends: each must stop on ENXIO or ENODEV.
-Outcome delete_while_sending()
+CaseResult delete_while_sending()
 {
     Fixture &f = fixture();
     if (f.error)
@@ -1172,16 +1210,16 @@ Outcome delete_while_sending()
     // Up and with carrier, so that packets reach the driver until the deletion.
     if (!f.state.up) {
         if (Status st = rtnl::set_link_up(f.rt(), f.name, true); !st.ok())
-            return Outcome::fail(cat("up: ", st.str()));
+            return CaseResult::fail(concat("up: ", st.str()));
         f.state.up = true;
     }
     if (!f.state.carrier) {
         if (Status st = set_carrier(f.rt(), f.ifindex, true); !st.ok())
-            return Outcome::fail(cat("carrier on: ", st.str()));
+            return CaseResult::fail(concat("carrier on: ", st.str()));
         f.state.carrier = true;
     }
     if (std::string n = settle_link(f); !n.empty())
-        notes += cat("settle: ", n, "\n");
+        notes += concat("settle: ", n, "\n");
     const churn::SenderCounts before = f.senders->totals();
     const int running = f.senders->alive();
     f.senders->resume();
@@ -1191,7 +1229,7 @@ Outcome delete_while_sending()
     const auto t0 = Clock::now();
     const Status st = rtnl::delete_link(f.rt(), f.name);
     if (!st.ok())
-        return Outcome::fail(cat("RTM_DELLINK ", f.name, " while sending: ", st.str()));
+        return CaseResult::fail(concat("RTM_DELLINK ", f.name, " while sending: ", st.str()));
     f.deleted = true;
     const bool ended = f.senders->wait_ended(kGoneTimeout);
     const auto took = ms_since(t0);
@@ -1205,36 +1243,37 @@ Outcome delete_while_sending()
         enodev += e == ENODEV ? 1 : 0;
     }
     if (!ended)
-        problems.push_back(cat(f.senders->alive(), " of ", running, " senders still running ", took,
-                               " ms after the deletion"));
+        problems.push_back(concat(f.senders->alive(), " of ", running, " senders still running ",
+                                  took, " ms after the deletion"));
     if (static_cast<int>(enxio + enodev) != running)
-        problems.push_back(cat("only ", enxio + enodev, " of ", running,
-                               " senders stopped on ENXIO or ENODEV"));
+        problems.push_back(concat("only ", enxio + enodev, " of ", running,
+                                  " senders stopped on ENXIO or ENODEV"));
     if (lead.sent + lead.nobufs == 0)
-        problems.push_back(cat("no packet was offered in the ", kDeleteLead.count(),
-                               " ms before the deletion"));
+        problems.push_back(concat("no packet was offered in the ", kDeleteLead.count(),
+                                  " ms before the deletion"));
     LinkState ls;
     if (Status gst = get_link_state(f.rt(), f.ifindex, ls); gst.err != ENODEV)
-        problems.push_back(cat("RTM_GETLINK after the deletion: ", gst.str(), ", expected ENODEV"));
-    notes += cat(running, " senders offered ", lead.sent + lead.nobufs, " packets in the ",
-                 kDeleteLead.count(), " ms before RTM_DELLINK, ", all.sent + all.nobufs,
-                 " in all; after the deletion ", enxio, " stopped on ENXIO and ", enodev,
-                 " on ENODEV within ", took, " ms\n", f.replay());
+        problems.push_back(
+                concat("RTM_GETLINK after the deletion: ", gst.str(), ", expected ENODEV"));
+    notes += concat(running, " senders offered ", lead.sent + lead.nobufs, " packets in the ",
+                    kDeleteLead.count(), " ms before RTM_DELLINK, ", all.sent + all.nobufs,
+                    " in all; after the deletion ", enxio, " stopped on ENXIO and ", enodev,
+                    " on ENODEV within ", took, " ms\n", f.replay());
     if (problems.empty())
-        return Outcome::pass(notes);
+        return CaseResult::pass(notes);
     for (const std::string &p : problems)
-        notes += cat("\nFAIL: ", p);
-    return Outcome::fail(notes);
+        notes += concat("\nFAIL: ", p);
+    return CaseResult::fail(notes);
 }
 
 // What the kernel logged while the program ran.
-Outcome kernel_log()
+CaseResult kernel_log()
 {
     Fixture &f = fixture();
     if (f.error)
         return *f.error;
     if (f.kmsg < 0)
-        return Outcome::skip(f.kmsg_error);
+        return CaseResult::skip(f.kmsg_error);
     std::vector<std::string> problems;
     std::vector<std::string> notes;
     std::array<char, 8192> buf{};
@@ -1261,53 +1300,54 @@ Outcome kernel_log()
     }
     std::string msg;
     for (const std::string &n : notes)
-        msg += cat("noted: ", n, "\n");
+        msg += concat("noted: ", n, "\n");
     if (problems.empty())
-        return Outcome::pass(msg + "no warning, BUG, oops, sanitizer or lockdep report");
+        return CaseResult::pass(msg + "no warning, BUG, oops, sanitizer or lockdep report");
     for (const std::string &p : problems)
-        msg += cat("kernel: ", p, "\n");
-    return Outcome::fail(msg + f.replay());
+        msg += concat("kernel: ", p, "\n");
+    return CaseResult::fail(msg + f.replay());
 }
 
 // Over the whole run: every kind of change was made, and the qstats were checked.
-Outcome summary()
+CaseResult summary()
 {
     Fixture &f = fixture();
     if (f.error)
         return *f.error;
     std::vector<std::string> problems;
-    std::string msg = cat(f.replay(), "\n");
+    std::string msg = concat(f.replay(), "\n");
     for (churn::OpKind k : churn::kOpKinds) {
         const KindStats &s = f.stats(k);
-        msg += cat(churn::op_name(k), ": ", s.live, " while sending, ", s.held,
-                   " with the senders paused, ", s.skipped, " skipped, ", s.failed, " failed\n");
+        msg += concat(churn::op_name(k), ": ", s.live, " while sending, ", s.held,
+                      " with the senders paused, ", s.skipped, " skipped, ", s.failed, " failed\n");
         if (s.live + s.held > 0)
             continue;
         std::string why = s.first_error;
         if (s.skipped > 0 && k == churn::OpKind::channels)
             why = f.no_channels;
-        problems.push_back(cat(churn::op_name(k), " never changed",
-                               why.empty() ? std::string() : cat(": ", why)));
+        problems.push_back(concat(churn::op_name(k), " never changed",
+                                  why.empty() ? std::string() : concat(": ", why)));
     }
     if (f.filter_deletes == 0)
         problems.emplace_back("no filter was deleted");
     if (f.limit0_sent == 0)
         problems.emplace_back("no limit of 0 was set");
     if (!f.no_qstats.empty())
-        problems.push_back(cat("per-queue statistics never checked: ", f.no_qstats));
+        problems.push_back(concat("per-queue statistics never checked: ", f.no_qstats));
     const churn::Ledger &t = f.totals;
-    msg += cat(f.phases_run, " phases, ", f.phases_failed, " failed; senders: ", t.sent, " sent, ",
-               t.nobufs, " ENOBUFS; link tx_packets +", t.link_tx, ", tx_dropped +", t.link_dropped,
-               "; qdisc drops +", t.qdisc_drops, "; freed with deleted qdiscs ", t.freed,
-               " (+ at most ", t.freed_at_most, " queued in roots replaced while sending)",
-               "; not counted (live phases) ", f.unaccounted);
+    msg += concat(f.phases_run, " phases, ", f.phases_failed, " failed; senders: ", t.sent,
+                  " sent, ", t.nobufs, " ENOBUFS; link tx_packets +", t.link_tx, ", tx_dropped +",
+                  t.link_dropped, "; qdisc drops +", t.qdisc_drops, "; freed with deleted qdiscs ",
+                  t.freed, " (+ at most ", t.freed_at_most,
+                  " queued in roots replaced while sending)", "; not counted (live phases) ",
+                  f.unaccounted);
     if (f.phases_run != f.plan.size())
-        problems.push_back(cat("only ", f.phases_run, " of ", f.plan.size(), " phases ran"));
+        problems.push_back(concat("only ", f.phases_run, " of ", f.plan.size(), " phases ran"));
     if (problems.empty())
-        return Outcome::pass(msg);
+        return CaseResult::pass(msg);
     for (const std::string &p : problems)
-        msg += cat("\nFAIL: ", p);
-    return Outcome::fail(msg);
+        msg += concat("\nFAIL: ", p);
+    return CaseResult::fail(msg);
 }
 
 } // namespace
@@ -1320,21 +1360,20 @@ int main(int argc, char **argv)
         std::cerr << (err.empty() ? "" : err + "\n") << churn::usage(argv[0]);
         return err.empty() ? ksft::kExitPass : ksft::kExitFail;
     }
-    ksft::TestSuite suite;
+    // The phases and the cases after them judge one workload: steps of one sequence, in
+    // one process and the netns the harness gives it (the device goes with the netns).
+    const ksft::CaseOptions step{.timeout_s = 120 + 2 * options().seconds};
     for (unsigned i = 0; i < churn::kPhases; ++i)
-        suite.add(cat("phase_", i + 1), [i] { return phase(i); });
-    suite.add("delete_while_sending", delete_while_sending);
-    suite.add("kernel_log", kernel_log);
-    suite.add("summary", summary);
-    suite.require_root();
-    const int rc = suite.run();
-    // Stop the senders and delete the device while the netlink socket still exists.
-    if (auto &f = fixture_slot(); f) {
-        if (f->senders)
-            f->senders->stop();
-        if (f->kmsg >= 0)
-            close(f->kmsg);
-        f.reset();
-    }
-    return rc;
+        ksft::add_step(
+                "churn", concat("phase_", i + 1), [i] { ksft::report(phase(i)); }, step);
+    ksft::add_step(
+            "churn", "delete_while_sending", [] { ksft::report(delete_while_sending()); }, step);
+    ksft::add_step(
+            "churn", "kernel_log", [] { ksft::report(kernel_log()); }, step);
+    ksft::add_step(
+            "churn", "summary", [] { ksft::report(summary()); }, step);
+    ksft::RunConfig config;
+    if (geteuid() != 0)
+        config.skip_all = "must be run as root";
+    return ksft::run_cases(config);
 }

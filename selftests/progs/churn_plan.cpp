@@ -9,7 +9,7 @@ namespace churn {
 namespace {
 
 template <typename... Args>
-std::string cat(Args &&...args)
+std::string concat(Args &&...args)
 {
     std::ostringstream os;
     (os << ... << std::forward<Args>(args));
@@ -42,8 +42,9 @@ std::string handle_str(std::uint16_t major)
 std::string filter_where(FilterKind k, FilterPlace p, const State &s)
 {
     if (p == FilterPlace::root)
-        return cat(filter_name(k), " on root ", root_name(s.root), ' ', handle_str(s.root_major));
-    return cat(filter_name(k), " at clsact egress");
+        return concat(filter_name(k), " on root ", root_name(s.root), ' ',
+                      handle_str(s.root_major));
+    return concat(filter_name(k), " at clsact egress");
 }
 
 } // namespace
@@ -66,24 +67,25 @@ std::string parse_options(const std::vector<std::string_view> &args, Options &ou
             continue;
         }
         if (a != "--seconds" && a != "--seed" && a != "--queues")
-            return cat("unknown argument '", a, "'");
+            return concat("unknown argument '", a, "'");
         if (i + 1 == args.size())
-            return cat(a, " needs a value");
+            return concat(a, " needs a value");
         const std::string_view v = args[++i];
         if (a == "--seconds") {
             unsigned n = 0;
             if (!parse_number(v, n) || n == 0 || n > kMaxSeconds)
-                return cat("--seconds: '", v, "' is not a number of seconds in 1..", kMaxSeconds);
+                return concat("--seconds: '", v, "' is not a number of seconds in 1..",
+                              kMaxSeconds);
             out.seconds = n;
         } else if (a == "--seed") {
             std::uint64_t s = 0;
             if (!parse_number(v, s))
-                return cat("--seed: '", v, "' is not an unsigned 64-bit number");
+                return concat("--seed: '", v, "' is not an unsigned 64-bit number");
             out.seed = s;
         } else {
             unsigned n = 0;
             if (!parse_number(v, n) || n < 2 || n > kMaxQueues)
-                return cat("--queues: '", v, "' is not a queue count in 2..", kMaxQueues);
+                return concat("--queues: '", v, "' is not a queue count in 2..", kMaxQueues);
             out.queues = n;
         }
     }
@@ -92,12 +94,12 @@ std::string parse_options(const std::vector<std::string_view> &args, Options &ou
 
 std::string usage(std::string_view prog)
 {
-    return cat("usage: ", prog, " [--seconds N] [--seed S] [--queues N]\n",
-               "  --seconds N  how long the ", kPhases, " phases take together (default ",
-               kDefaultSeconds, ")\n",
-               "  --seed S     replay the changes of an earlier run (its \"seed\" line)\n",
-               "  --queues N   TX queues of the dummy device (default: max(", kMinQueues,
-               ", CPUs), at most ", kMaxQueues, ")\n");
+    return concat("usage: ", prog, " [--seconds N] [--seed S] [--queues N]\n",
+                  "  --seconds N  how long the ", kPhases, " phases take together (default ",
+                  kDefaultSeconds, ")\n",
+                  "  --seed S     replay the changes of an earlier run (its \"seed\" line)\n",
+                  "  --queues N   TX queues of the dummy device (default: max(", kMinQueues,
+                  ", CPUs), at most ", kMaxQueues, ")\n");
 }
 
 unsigned default_queues(std::size_t cpus)
@@ -302,28 +304,28 @@ std::string describe(const Action &a, const State &s)
 {
     switch (a.type) {
     case ActionType::set_channels:
-        return cat("channels tx ", s.real_tx, " -> ", a.channels);
+        return concat("channels tx ", s.real_tx, " -> ", a.channels);
     case ActionType::replace_root:
-        return cat("replace root ", root_name(s.root), ' ', handle_str(s.root_major), " with ",
-                   root_name(a.root), ' ', handle_str(a.root_major),
-                   a.limit ? cat(" limit ", *a.limit) : std::string());
+        return concat("replace root ", root_name(s.root), ' ', handle_str(s.root_major), " with ",
+                      root_name(a.root), ' ', handle_str(a.root_major),
+                      a.limit ? concat(" limit ", *a.limit) : std::string());
     case ActionType::change_limit:
-        return cat("change ", root_name(s.root), ' ', handle_str(s.root_major), " limit ",
-                   a.limit.value_or(0));
+        return concat("change ", root_name(s.root), ' ', handle_str(s.root_major), " limit ",
+                      a.limit.value_or(0));
     case ActionType::add_filter:
-        return cat("add ", filter_where(a.filter, a.place, s),
-                   a.place == FilterPlace::clsact && a.filter == FilterKind::matchall
-                           ? cat(" (skbedit queue_mapping ", a.queue_mapping, ")")
-                           : std::string());
+        return concat("add ", filter_where(a.filter, a.place, s),
+                      a.place == FilterPlace::clsact && a.filter == FilterKind::matchall
+                              ? concat(" (skbedit queue_mapping ", a.queue_mapping, ")")
+                              : std::string());
     case ActionType::delete_filter:
-        return cat("delete ", filter_where(a.filter, a.place, s));
+        return concat("delete ", filter_where(a.filter, a.place, s));
     case ActionType::set_carrier:
         if (a.blip_ms != 0)
-            return cat("carrier off, on again after ", a.blip_ms, " ms");
+            return concat("carrier off, on again after ", a.blip_ms, " ms");
         return a.on ? "carrier on" : "carrier off";
     case ActionType::set_up:
         if (a.blip_ms != 0)
-            return cat("down, up again after ", a.blip_ms, " ms");
+            return concat("down, up again after ", a.blip_ms, " ms");
         return a.on ? "up" : "down";
     }
     return "?";
@@ -334,45 +336,73 @@ std::uint64_t delta32(std::uint32_t before, std::uint32_t after)
     return static_cast<std::uint32_t>(after - before);
 }
 
+namespace {
+
+std::string join_lossy(const std::vector<std::string> &changes)
+{
+    std::string out;
+    for (const std::string &c : changes)
+        out += concat(out.empty() ? "" : "; ", c);
+    return out;
+}
+
+// Why a balance that is not exact is wrong, or empty when it may stand: only a live phase
+// with lossy changes may fall short, by at most kMaxUncountedPerLossyChange each.
+std::string shortfall_problem(const Ledger &l, std::int64_t unaccounted)
+{
+    if (unaccounted < 0)
+        return concat("counters exceed what was offered by ", -unaccounted);
+    if (l.exact)
+        return concat(unaccounted, " packets offered but not counted in an exact phase");
+    if (l.lossy.empty())
+        return concat(unaccounted, " packets offered but not counted, with no change made while "
+                                   "sending that frees packets uncounted");
+    const std::uint64_t bound = kMaxUncountedPerLossyChange * l.lossy.size();
+    if (static_cast<std::uint64_t>(unaccounted) > bound)
+        return concat(unaccounted, " packets freed without a count by ", l.lossy.size(),
+                      " lossy changes made while sending, more than ", bound, " (",
+                      kMaxUncountedPerLossyChange, " each; ", join_lossy(l.lossy), ")");
+    return {};
+}
+
+} // namespace
+
 Balance balance(const Ledger &l)
 {
     const std::uint64_t offered = l.queued_before + l.sent + l.nobufs;
     const std::uint64_t firm =
             l.link_tx + l.link_dropped + l.qdisc_drops + l.freed + l.queued_after;
-    // A snapshot of a replaced root's queue is credited only as far as it explains a shortfall.
-    const std::uint64_t credit = firm >= offered ? 0 : std::min(l.freed_at_most, offered - firm);
+    // The snapshot of an mq root replaced while sending is credited only as far as it
+    // explains a shortfall, and never in an exact phase.
+    const std::uint64_t credit =
+            l.exact || firm >= offered ? 0 : std::min(l.freed_at_most, offered - firm);
     const std::uint64_t counted = firm + credit;
     Balance b;
     b.unaccounted = static_cast<std::int64_t>(offered - counted);
     const std::string equation =
-            cat("offered ", offered, " (queued before ", l.queued_before, " + sent ", l.sent,
-                " + ENOBUFS ", l.nobufs, "); counted ", counted, " (link tx_packets +", l.link_tx,
-                ", tx_dropped +", l.link_dropped, ", qdisc drops +", l.qdisc_drops,
-                ", freed with a deleted qdisc ", l.freed, ", queued after ", l.queued_after,
-                l.freed_at_most == 0 ? std::string()
-                                     : cat(", queued in roots replaced while sending ", credit,
-                                           " of at most ", l.freed_at_most),
-                ")");
-    std::string lossy;
-    for (const std::string &c : l.lossy)
-        lossy += cat(lossy.empty() ? "" : "; ", c);
-    if (b.unaccounted == 0) {
-        b.ok = true;
-        b.message = cat("counters add up: ", equation);
-    } else if (b.unaccounted < 0) {
-        b.message = cat("counters exceed what was offered by ", -b.unaccounted, ": ", equation);
-    } else if (l.lossy.empty()) {
-        b.message = cat(b.unaccounted,
-                        " packets offered but not counted, with no change "
-                        "made while sending that frees packets uncounted: ",
-                        equation);
-    } else {
-        b.ok = true;
-        b.message = cat(b.unaccounted,
-                        " packets freed without a count by changes made while "
-                        "sending (",
-                        lossy, "): ", equation);
-    }
+            concat("offered ", offered, " (queued before ", l.queued_before, " + sent ", l.sent,
+                   " + ENOBUFS ", l.nobufs, "); counted ", counted, " (link tx_packets +",
+                   l.link_tx, ", tx_dropped +", l.link_dropped, ", qdisc drops +", l.qdisc_drops,
+                   ", freed with a deleted qdisc ", l.freed, ", queued after ", l.queued_after,
+                   l.freed_at_most == 0 ? std::string()
+                                        : concat(", queued in mq roots replaced while sending ",
+                                                 credit, " of at most ", l.freed_at_most),
+                   ")");
+    std::string problem = b.unaccounted == 0 ? std::string() : shortfall_problem(l, b.unaccounted);
+    if (problem.empty() && l.exact && l.freed_at_most > 0)
+        problem = "an exact phase replaced an mq root while sending";
+    if (problem.empty() && l.exact && l.link_tx < kMinExactTransmitted)
+        problem = concat("an exact phase transmitted ", l.link_tx, " packets, fewer than the ",
+                         kMinExactTransmitted, " its balance needs to show anything");
+    b.ok = problem.empty();
+    if (!b.ok)
+        b.message = concat(problem, ": ", equation);
+    else if (b.unaccounted == 0)
+        b.message = concat("counters add up: ", equation);
+    else
+        b.message = concat(b.unaccounted,
+                           " packets freed without a count by changes made while sending (",
+                           join_lossy(l.lossy), "): ", equation);
     return b;
 }
 
@@ -380,10 +410,10 @@ std::string check_queues(const QueueReading &r, std::map<std::uint32_t, std::uin
 {
     std::string problems;
     auto add = [&](const std::string &p) {
-        problems += cat(problems.empty() ? "" : "; ", p);
+        problems += concat(problems.empty() ? "" : "; ", p);
     };
     if (r.device != r.link)
-        add(cat("device-scope tx-packets ", r.device, " != link tx_packets ", r.link));
+        add(concat("device-scope tx-packets ", r.device, " != link tx_packets ", r.link));
     if (r.up) {
         bool exact_ids = r.tx.size() == r.real_tx;
         for (std::uint32_t q = 0; exact_ids && q < r.real_tx; ++q)
@@ -391,21 +421,21 @@ std::string check_queues(const QueueReading &r, std::map<std::uint32_t, std::uin
         if (!exact_ids) {
             std::string ids;
             for (const auto &[q, n] : r.tx)
-                ids += cat(ids.empty() ? "" : ",", q);
-            add(cat("queue scope lists TX queues [", ids, "], expected 0..", r.real_tx - 1));
+                ids += concat(ids.empty() ? "" : ",", q);
+            add(concat("queue scope lists TX queues [", ids, "], expected 0..", r.real_tx - 1));
         }
     } else if (!r.tx.empty()) {
-        add(cat("queue scope lists ", r.tx.size(), " TX queues of a device that is down"));
+        add(concat("queue scope lists ", r.tx.size(), " TX queues of a device that is down"));
     }
     std::uint64_t sum = 0;
     for (const auto &[q, n] : r.tx) {
         sum += n;
         const auto it = last.find(q);
         if (it != last.end() && n < it->second)
-            add(cat("tx-", q, " went back from ", it->second, " to ", n));
+            add(concat("tx-", q, " went back from ", it->second, " to ", n));
     }
     if (sum > r.device) {
-        add(cat("the queues add up to ", sum, ", above the device total ", r.device));
+        add(concat("the queues add up to ", sum, ", above the device total ", r.device));
     } else if (r.up) {
         std::uint64_t held = 0;
         for (const auto &[q, n] : last) {
@@ -413,8 +443,8 @@ std::string check_queues(const QueueReading &r, std::map<std::uint32_t, std::uin
                 held += n;
         }
         if (r.device - sum < held)
-            add(cat("base ", r.device - sum, " (device ", r.device, " - queues ", sum,
-                    ") below the ", held, " packets the disabled queues had counted"));
+            add(concat("base ", r.device - sum, " (device ", r.device, " - queues ", sum,
+                       ") below the ", held, " packets the disabled queues had counted"));
     }
     for (const auto &[q, n] : r.tx)
         last[q] = n;
@@ -424,12 +454,12 @@ std::string check_queues(const QueueReading &r, std::map<std::uint32_t, std::uin
 std::string check_live(const LiveReading &prev, const LiveReading &cur)
 {
     if (cur.device < prev.device)
-        return cat("device-scope tx-packets went back from ", prev.device, " to ", cur.device);
+        return concat("device-scope tx-packets went back from ", prev.device, " to ", cur.device);
     if (cur.link < prev.link)
-        return cat("link tx_packets went back from ", prev.link, " to ", cur.link);
+        return concat("link tx_packets went back from ", prev.link, " to ", cur.link);
     if (cur.device > cur.link)
-        return cat("device-scope tx-packets ", cur.device, " above the link tx_packets ", cur.link,
-                   " read after it");
+        return concat("device-scope tx-packets ", cur.device, " above the link tx_packets ",
+                      cur.link, " read after it");
     return {};
 }
 

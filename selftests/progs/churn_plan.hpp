@@ -195,14 +195,25 @@ struct Ledger {
     std::uint64_t link_dropped = 0;  // growth of the link's tx_dropped (noop qdisc drops)
     std::uint64_t qdisc_drops = 0;   // drops of the phase's root qdiscs
     std::uint64_t freed = 0;         // qlen of root qdiscs deleted with the senders paused
-    // qlen of root qdiscs replaced while sending, as their RTM_DELQDISC (or, for mq, the dump
-    // just before) showed it: at most what was freed, since the queues go on transmitting
-    // between that reading and the replace.
+    // qlen of mq roots replaced while sending, as the dump just before the replace showed
+    // it: at most what was freed, since the queues go on transmitting between that reading
+    // and the replace. (Any other root's RTM_DELQDISC echo is exact: freed.)
     std::uint64_t freed_at_most = 0;
     std::uint64_t queued_after = 0; // qlen of the root qdisc at the end
     // Lossy changes made while sending (empty: the balance must be exact).
     std::vector<std::string> lossy;
+    // An exact phase (the odd ones): its lossy changes wait for the senders to pause, so it
+    // takes no credit for a snapshot and must transmit at least kMinExactTransmitted.
+    bool exact = false;
 };
+
+// Packets an exact phase must transmit (link tx_packets) for its balance to show anything.
+inline constexpr std::uint64_t kMinExactTransmitted = 1000;
+// Packets a lossy change made while sending may free without a count: one defer list
+// (__dev_xmit_skb() caps it at net.core.qdisc_max_burst, 1000 by default) or one qdisc
+// backlog, which dummy (never stopping a queue) keeps far below that. The live shortfall
+// of a phase may not exceed this times its lossy changes.
+inline constexpr std::uint64_t kMaxUncountedPerLossyChange = 1000;
 
 struct Balance {
     // Packets offered (sent + ENOBUFS, plus those queued at the start) that no counter

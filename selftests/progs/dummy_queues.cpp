@@ -28,6 +28,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "harness.hpp"
 #include "ktap.hpp"
 #include "nl.hpp"
 #include "packet_sender.hpp"
@@ -36,9 +37,9 @@
 
 namespace {
 
-using ksft::Outcome;
+using ksft::CaseResult;
 using ksft::testdev::TestDummy;
-using netutil::cat;
+using netutil::concat;
 using netutil::nl::Status;
 namespace rtnl = netutil::rtnl;
 namespace testdev = ksft::testdev;
@@ -59,7 +60,7 @@ CmdResult run_cmd(const std::vector<std::string> &argv)
     CmdResult res;
     int fds[2];
     if (pipe2(fds, O_CLOEXEC) < 0)
-        throw std::runtime_error(cat("pipe2: ", std::strerror(errno)));
+        throw std::runtime_error(concat("pipe2: ", std::strerror(errno)));
     posix_spawn_file_actions_t fa;
     posix_spawn_file_actions_init(&fa);
     posix_spawn_file_actions_adddup2(&fa, fds[1], STDOUT_FILENO);
@@ -76,7 +77,7 @@ CmdResult run_cmd(const std::vector<std::string> &argv)
     if (err != 0) {
         close(fds[0]);
         res.status = 127;
-        res.output = cat(argv[0], ": ", std::strerror(err));
+        res.output = concat(argv[0], ": ", std::strerror(err));
         return res;
     }
     char buf[512];
@@ -108,7 +109,7 @@ bool dummy_builtin()
     utsname u{};
     if (uname(&u) != 0)
         return false;
-    std::ifstream in(cat("/lib/modules/", u.release, "/modules.builtin"));
+    std::ifstream in(concat("/lib/modules/", u.release, "/modules.builtin"));
     std::string line;
     while (std::getline(in, line)) {
         if (line.size() >= 9 && line.compare(line.size() - 9, 9, "/dummy.ko") == 0)
@@ -129,20 +130,20 @@ bool dummy_loaded()
 std::string check_counts(const rtnl::LinkInfo &info, std::uint32_t tx, std::uint32_t rx)
 {
     if (info.num_tx_queues != tx || info.num_rx_queues != rx)
-        return cat(info.name, ": num_tx_queues/num_rx_queues ", info.num_tx_queues, "/",
-                   info.num_rx_queues, ", expected ", tx, "/", rx);
+        return concat(info.name, ": num_tx_queues/num_rx_queues ", info.num_tx_queues, "/",
+                      info.num_rx_queues, ", expected ", tx, "/", rx);
     if (info.real_num_tx_queues != tx)
-        return cat(info.name, ": sysfs queues/tx-* count ",
-                   info.real_num_tx_queues ? cat(*info.real_num_tx_queues) : "unreadable",
-                   ", expected ", tx);
+        return concat(info.name, ": sysfs queues/tx-* count ",
+                      info.real_num_tx_queues ? concat(*info.real_num_tx_queues) : "unreadable",
+                      ", expected ", tx);
     if (info.real_num_rx_queues != rx)
-        return cat(info.name, ": sysfs queues/rx-* count ",
-                   info.real_num_rx_queues ? cat(*info.real_num_rx_queues) : "unreadable",
-                   ", expected ", rx);
+        return concat(info.name, ": sysfs queues/rx-* count ",
+                      info.real_num_rx_queues ? concat(*info.real_num_rx_queues) : "unreadable",
+                      ", expected ", rx);
     return {};
 }
 
-Outcome default_tx_queues()
+TEST_RESULT(default_tx_queues)
 {
     const TestDummy dev({.prefix = kPrefix});
     if (!dev.ok())
@@ -150,32 +151,33 @@ Outcome default_tx_queues()
     const rtnl::LinkInfo &info = dev.info();
     const std::size_t possible = netutil::pkt::possible_cpus().size();
     if (info.num_tx_queues != kDefaultTx)
-        return Outcome::fail(cat("num_tx_queues ", info.num_tx_queues, " with ", possible,
-                                 " possible CPUs, expected ", kDefaultTx, ": the default changed"));
+        return CaseResult::fail(concat("num_tx_queues ", info.num_tx_queues, " with ", possible,
+                                       " possible CPUs, expected ", kDefaultTx,
+                                       ": the default changed"));
     if (info.real_num_tx_queues != kDefaultTx)
-        return Outcome::fail(
-                cat("sysfs queues/tx-* count ",
-                    info.real_num_tx_queues ? cat(*info.real_num_tx_queues) : "unreadable",
-                    ", expected ", kDefaultTx));
-    return Outcome::pass(
-            cat("num_tx_queues ", info.num_tx_queues, " with ", possible, " possible CPUs"));
+        return CaseResult::fail(
+                concat("sysfs queues/tx-* count ",
+                       info.real_num_tx_queues ? concat(*info.real_num_tx_queues) : "unreadable",
+                       ", expected ", kDefaultTx));
+    return CaseResult::pass(
+            concat("num_tx_queues ", info.num_tx_queues, " with ", possible, " possible CPUs"));
 }
 
-Outcome default_rx_queues()
+TEST_RESULT(default_rx_queues)
 {
     const TestDummy dev({.prefix = kPrefix});
     if (!dev.ok())
         return dev.error();
     if (dev.info().num_rx_queues != kDefaultRx)
-        return Outcome::fail(
-                cat("num_rx_queues ", dev.info().num_rx_queues, ", expected ", kDefaultRx));
-    return Outcome::pass();
+        return CaseResult::fail(
+                concat("num_rx_queues ", dev.info().num_rx_queues, ", expected ", kDefaultRx));
+    return CaseResult::pass();
 }
 
 // numtxqueues N alone: N TX queues, all active, and the default single RX queue, from the
 // single-queue device (which keeps the lockless transmit path of the patched dummy) to
 // 128.
-Outcome numtxqueues_counts()
+TEST_RESULT(numtxqueues_counts)
 {
     std::string notes;
     for (const std::uint32_t n : {1U, 2U, 4U, 64U, 65U, 128U}) {
@@ -183,20 +185,20 @@ Outcome numtxqueues_counts()
         if (!dev.ok())
             return dev.error();
         if (std::string err = check_counts(dev.info(), n, kDefaultRx); !err.empty())
-            return Outcome::fail(cat("numtxqueues ", n, ": ", err));
-        notes += cat(notes.empty() ? "" : ", ", n);
+            return CaseResult::fail(concat("numtxqueues ", n, ": ", err));
+        notes += concat(notes.empty() ? "" : ", ", n);
     }
-    return Outcome::pass(cat("numtxqueues ", notes, ": as many TX queues, one RX queue"));
+    return CaseResult::pass(concat("numtxqueues ", notes, ": as many TX queues, one RX queue"));
 }
 
-Outcome explicit_counts_honoured()
+TEST_RESULT(explicit_counts_honoured)
 {
     const TestDummy dev({.prefix = kPrefix, .tx_queues = 3U, .rx_queues = 2U});
     if (!dev.ok())
         return dev.error();
     if (std::string err = check_counts(dev.info(), 3, 2); !err.empty())
-        return Outcome::fail(err);
-    return Outcome::pass();
+        return CaseResult::fail(err);
+    return CaseResult::pass();
 }
 
 // Names of the dummy devices of this network namespace, sorted.
@@ -222,7 +224,7 @@ std::vector<std::string> module_names(std::size_t n)
 {
     std::vector<std::string> names;
     for (std::size_t i = 0; i < n; ++i)
-        names.push_back(cat("dummy", i));
+        names.push_back(concat("dummy", i));
     std::sort(names.begin(), names.end());
     return names;
 }
@@ -231,7 +233,7 @@ std::string join(const std::vector<std::string> &v)
 {
     std::string s;
     for (const std::string &x : v)
-        s += cat(s.empty() ? "" : " ", x);
+        s += concat(s.empty() ? "" : " ", x);
     return s.empty() ? std::string("none") : s;
 }
 
@@ -263,18 +265,18 @@ public:
     {
         done_ = true;
         if (const CmdResult rm = run_cmd({"modprobe", "-r", "dummy"}); rm.status != 0)
-            return cat("modprobe -r dummy: exit ", rm.status, " ", rm.output);
+            return concat("modprobe -r dummy: exit ", rm.status, " ", rm.output);
         if (!was_loaded_)
             return dummy_loaded() ? "dummy still loaded" : "";
-        const std::string arg = cat("numdummies=", numdummies_);
+        const std::string arg = concat("numdummies=", numdummies_);
         if (const CmdResult load = run_cmd({"modprobe", "dummy", arg}); load.status != 0)
-            return cat("modprobe dummy ", arg, ": exit ", load.status, " ", load.output);
+            return concat("modprobe dummy ", arg, ": exit ", load.status, " ", load.output);
         std::vector<std::string> names;
         if (Status st = dummy_names(names); !st.ok())
-            return cat("link dump: ", st.str());
+            return concat("link dump: ", st.str());
         if (names != module_names(numdummies_))
-            return cat("dummy devices after reloading: ", join(names), ", expected ",
-                       join(module_names(numdummies_)));
+            return concat("dummy devices after reloading: ", join(names), ", expected ",
+                          join(module_names(numdummies_)));
         return {};
     }
 
@@ -284,16 +286,16 @@ private:
     bool done_ = false;
 };
 
-Outcome module_devices()
+TEST_RESULT_OPTS(module_devices, {.netns = ksft::Netns::init})
 {
     if (dummy_builtin())
-        return Outcome::skip("dummy is built into the kernel, cannot reload it with numdummies");
+        return CaseResult::skip("dummy is built into the kernel, cannot reload it with numdummies");
     const CmdResult probe = run_cmd({"modprobe", "-n", "dummy"});
     if (probe.status == 127)
-        return Outcome::skip(cat("modprobe not available: ", probe.output));
+        return CaseResult::skip(concat("modprobe not available: ", probe.output));
     if (probe.status != 0)
-        return Outcome::skip(
-                cat("module dummy not available", probe.output.empty() ? "" : ": " + probe.output));
+        return CaseResult::skip(concat("module dummy not available",
+                                       probe.output.empty() ? "" : ": " + probe.output));
 
     // Unloading deletes every dummy device: only do it when the module's own idle
     // dummy<N> devices are all there is, which reloading recreates.
@@ -301,43 +303,44 @@ Outcome module_devices()
     std::vector<std::string> before;
     std::vector<std::string> up;
     if (Status st = dummy_names(before, &up); !st.ok())
-        return Outcome::fail(cat("link dump: ", st.str()));
+        return CaseResult::fail(concat("link dump: ", st.str()));
     if (!up.empty() || before != module_names(before.size()))
-        return Outcome::skip(cat("unloading dummy would delete ", join(before),
-                                 up.empty() ? "" : cat(" (up: ", join(up), ")"),
-                                 ": not only the module's own idle devices"));
+        return CaseResult::skip(concat("unloading dummy would delete ", join(before),
+                                       up.empty() ? "" : concat(" (up: ", join(up), ")"),
+                                       ": not only the module's own idle devices"));
     if (was_loaded) {
         const CmdResult rm = run_cmd({"modprobe", "-r", "dummy"});
         if (rm.status != 0)
-            return Outcome::skip(cat("cannot unload dummy: ", rm.output));
+            return CaseResult::skip(concat("cannot unload dummy: ", rm.output));
     }
     ModuleRestore restore(was_loaded, before.size());
 
     constexpr std::size_t kDevices = 2;
-    const std::string arg = cat("numdummies=", kDevices);
+    const std::string arg = concat("numdummies=", kDevices);
     const CmdResult load = run_cmd({"modprobe", "dummy", arg});
     if (load.status != 0)
-        return Outcome::fail(cat("modprobe dummy ", arg, ": exit ", load.status, " ", load.output));
+        return CaseResult::fail(
+                concat("modprobe dummy ", arg, ": exit ", load.status, " ", load.output));
     std::string notes;
     for (const std::string &name : module_names(kDevices)) {
         rtnl::LinkInfo info;
         if (Status st = rtnl::get_link(rtnl::shared_socket(), name, info); !st.ok())
-            return Outcome::fail(cat(name, " after modprobe dummy ", arg, ": ", st.str()));
+            return CaseResult::fail(concat(name, " after modprobe dummy ", arg, ": ", st.str()));
         if (info.kind != kKind)
-            return Outcome::fail(cat(name, " has kind '", info.kind, "'"));
+            return CaseResult::fail(concat(name, " has kind '", info.kind, "'"));
         if (std::string err = check_counts(info, kDefaultTx, kDefaultRx); !err.empty())
-            return Outcome::fail(err);
-        notes += cat(notes.empty() ? "" : ", ", name, " ", info.num_tx_queues, "/",
-                     info.num_rx_queues);
+            return CaseResult::fail(err);
+        notes += concat(notes.empty() ? "" : ", ", name, " ", info.num_tx_queues, "/",
+                        info.num_rx_queues);
     }
     if (std::string err = restore.restore(); !err.empty())
-        return Outcome::fail(cat("system not restored: ", err));
-    return Outcome::pass(
-            cat("TX/RX queues: ", notes, "\nrestored: dummy ",
-                was_loaded ? cat("loaded, devices ", join(before)) : std::string("not loaded")));
+        return CaseResult::fail(concat("system not restored: ", err));
+    return CaseResult::pass(concat("TX/RX queues: ", notes, "\nrestored: dummy ",
+                                   was_loaded ? concat("loaded, devices ", join(before))
+                                              : std::string("not loaded")));
 }
 
-Outcome bounds()
+TEST_RESULT(bounds)
 {
     std::string diag;
     for (const std::uint32_t n : {0U, 4097U}) {
@@ -346,30 +349,22 @@ Outcome bounds()
                 rtnl::create_link(rtnl::shared_socket(), {name, std::string(kKind), n, {}});
         if (st.ok()) {
             rtnl::LinkGuard guard(rtnl::shared_socket(), name);
-            return Outcome::fail(cat("numtxqueues ", n, " was accepted"));
+            return CaseResult::fail(concat("numtxqueues ", n, " was accepted"));
         }
         if (st.err == EOPNOTSUPP)
             return testdev::create_failed(st, kKind, "");
         if (st.err != EINVAL)
-            return Outcome::fail(cat("numtxqueues ", n, ": expected EINVAL, got ", st.str()));
+            return CaseResult::fail(concat("numtxqueues ", n, ": expected EINVAL, got ", st.str()));
         if (st.extack.empty())
-            return Outcome::fail(cat("numtxqueues ", n, ": EINVAL without extack message"));
-        diag += cat(diag.empty() ? "" : "\n", "numtxqueues ", n, ": ", st.str());
+            return CaseResult::fail(concat("numtxqueues ", n, ": EINVAL without extack message"));
+        diag += concat(diag.empty() ? "" : "\n", "numtxqueues ", n, ": ", st.str());
     }
-    return Outcome::pass(diag);
+    return CaseResult::pass(diag);
 }
 
 } // namespace
 
-int main()
+int main(int argc, char **argv)
 {
-    ksft::TestSuite suite;
-    suite.add("default_tx_queues", default_tx_queues);
-    suite.add("default_rx_queues", default_rx_queues);
-    suite.add("explicit_counts_honoured", explicit_counts_honoured);
-    suite.add("numtxqueues_counts", numtxqueues_counts);
-    suite.add("module_devices", module_devices);
-    suite.add("bounds", bounds);
-    suite.require_root();
-    return suite.run();
+    return ksft::main(argc, argv);
 }

@@ -25,6 +25,7 @@
 #include <string_view>
 #include <vector>
 
+#include "harness.hpp"
 #include "ktap.hpp"
 #include "nl.hpp"
 #include "packet_sender.hpp"
@@ -35,9 +36,9 @@
 
 namespace {
 
-using ksft::Outcome;
+using ksft::CaseResult;
 using ksft::testdev::TestDummy;
-using netutil::cat;
+using netutil::concat;
 using netutil::nl::Status;
 namespace pkt = netutil::pkt;
 namespace rtnl = netutil::rtnl;
@@ -63,12 +64,12 @@ public:
     }
 
     // SKIP when tracefs, its instances or qdisc:qdisc_enqueue are missing.
-    std::optional<Outcome> unavailable() const
+    std::optional<CaseResult> unavailable() const
     {
         if (!instance_.available())
-            return Outcome::skip(instance_.error());
+            return CaseResult::skip(instance_.error());
         if (!enqueue_.available())
-            return Outcome::skip(enqueue_.error());
+            return CaseResult::skip(enqueue_.error());
         return std::nullopt;
     }
 
@@ -101,11 +102,11 @@ std::optional<std::uint64_t> link_tx_packets(const TestDummy &dev, std::string &
 {
     rtnl::LinkInfo info;
     if (Status st = rtnl::get_link(rtnl::shared_socket(), dev.name(), info); !st.ok()) {
-        err = cat("get ", dev.name(), ": ", st.str());
+        err = concat("get ", dev.name(), ": ", st.str());
         return std::nullopt;
     }
     if (!info.stats) {
-        err = cat("no IFLA_STATS64 for ", dev.name());
+        err = concat("no IFLA_STATS64 for ", dev.name());
         return std::nullopt;
     }
     return info.stats->tx_packets;
@@ -115,14 +116,14 @@ std::optional<rtnl::QdiscInfo> root_qdisc(const TestDummy &dev, std::string &err
 {
     std::vector<rtnl::QdiscInfo> qdiscs;
     if (Status st = rtnl::qdisc_dump(rtnl::shared_socket(), dev.ifindex(), qdiscs); !st.ok()) {
-        err = cat("qdisc dump: ", st.str());
+        err = concat("qdisc dump: ", st.str());
         return std::nullopt;
     }
     for (const rtnl::QdiscInfo &q : qdiscs) {
         if (q.parent == rtnl::kRootParent)
             return q;
     }
-    err = cat("no root qdisc on ", dev.name());
+    err = concat("no root qdisc on ", dev.name());
     return std::nullopt;
 }
 
@@ -137,9 +138,9 @@ struct Traffic {
 
 // Sends per_thread packets from each CPU through the qdisc, optionally counting the
 // qdisc_enqueue events (tracer may be null). Returns a SKIP/FAIL outcome on error.
-std::optional<Outcome> send(const TestDummy &dev, const std::vector<int> &cpus,
-                            std::uint64_t per_thread, bool count_drops, Tracer *tracer,
-                            Traffic &out)
+std::optional<CaseResult> send(const TestDummy &dev, const std::vector<int> &cpus,
+                               std::uint64_t per_thread, bool count_drops, Tracer *tracer,
+                               Traffic &out)
 {
     pkt::SenderConfig cfg;
     cfg.ifindex = dev.ifindex();
@@ -152,10 +153,10 @@ std::optional<Outcome> send(const TestDummy &dev, const std::vector<int> &cpus,
     std::string err;
     const auto link0 = link_tx_packets(dev, err);
     if (!link0)
-        return Outcome::fail(err);
+        return CaseResult::fail(err);
     const auto root0 = root_qdisc(dev, err);
     if (!root0)
-        return Outcome::fail(err);
+        return CaseResult::fail(err);
     std::vector<pkt::ThreadResult> results;
     auto window = [&] {
         results = pkt::run_senders(cfg);
@@ -163,47 +164,48 @@ std::optional<Outcome> send(const TestDummy &dev, const std::vector<int> &cpus,
     out = Traffic{};
     if (tracer != nullptr) {
         if (std::string terr = tracer->count(dev.ifindex(), window, out.enqueues); !terr.empty())
-            return Outcome::fail(cat("tracing: ", terr));
+            return CaseResult::fail(concat("tracing: ", terr));
     } else {
         window();
     }
     for (const pkt::ThreadResult &r : results) {
         if (!r.error.empty())
-            return Outcome::fail(cat("sender on CPU ", r.cpu, ": ", r.error));
+            return CaseResult::fail(concat("sender on CPU ", r.cpu, ": ", r.error));
         if (r.sent + r.dropped != per_thread)
-            return Outcome::fail(cat("sender on CPU ", r.cpu, " sent ", r.sent, " and saw ",
-                                     r.dropped, " drops of ", per_thread));
+            return CaseResult::fail(concat("sender on CPU ", r.cpu, " sent ", r.sent, " and saw ",
+                                           r.dropped, " drops of ", per_thread));
         out.sent += r.sent;
         out.dropped += r.dropped;
     }
     const auto link1 = link_tx_packets(dev, err);
     if (!link1)
-        return Outcome::fail(err);
+        return CaseResult::fail(err);
     out.link_tx = *link1 - *link0;
     const auto root1 = root_qdisc(dev, err);
     if (!root1)
-        return Outcome::fail(err);
+        return CaseResult::fail(err);
     const auto flows0 = rtnl::fq_codel_new_flow_count(*root0);
     const auto flows1 = rtnl::fq_codel_new_flow_count(*root1);
     if (root1->kind == "fq_codel" && (!flows0 || !flows1))
-        return Outcome::fail(cat("no fq_codel xstats (new_flow_count) on ", dev.name()));
+        return CaseResult::fail(concat("no fq_codel xstats (new_flow_count) on ", dev.name()));
     if (flows0 && flows1)
         out.new_flows = *flows1 - *flows0;
     return std::nullopt;
 }
 
 // SKIP when the kernel lacks the qdisc (ENOENT: no such kind, module missing).
-std::optional<Outcome> qdisc_failed(const Status &st, std::string_view what, std::string_view kind)
+std::optional<CaseResult> qdisc_failed(const Status &st, std::string_view what,
+                                       std::string_view kind)
 {
     if (st.ok())
         return std::nullopt;
     if (st.err == ENOENT)
-        return Outcome::skip(cat("qdisc kind ", kind, " not available (", st.str(), ")"));
-    return Outcome::fail(cat(what, ": ", st.str()));
+        return CaseResult::skip(concat("qdisc kind ", kind, " not available (", st.str(), ")"));
+    return CaseResult::fail(concat(what, ": ", st.str()));
 }
 
-std::optional<Outcome> set_root(const TestDummy &dev, const std::string &kind,
-                                std::vector<std::uint8_t> options = {})
+std::optional<CaseResult> set_root(const TestDummy &dev, const std::string &kind,
+                                   std::vector<std::uint8_t> options = {})
 {
     rtnl::QdiscSpec spec;
     spec.ifindex = dev.ifindex();
@@ -211,7 +213,7 @@ std::optional<Outcome> set_root(const TestDummy &dev, const std::string &kind,
     spec.kind = kind;
     spec.options = std::move(options);
     return qdisc_failed(rtnl::qdisc_replace(rtnl::shared_socket(), spec),
-                        cat("replace root ", kind, " handle 1: on ", dev.name()), kind);
+                        concat("replace root ", kind, " handle 1: on ", dev.name()), kind);
 }
 
 rtnl::MatchallSpec matchall_at_root(const TestDummy &dev)
@@ -227,56 +229,57 @@ rtnl::MatchallSpec matchall_at_root(const TestDummy &dev)
     return spec;
 }
 
-std::optional<Outcome> add_filter(const TestDummy &dev)
+std::optional<CaseResult> add_filter(const TestDummy &dev)
 {
     const Status st = rtnl::filter_add(rtnl::shared_socket(), matchall_at_root(dev));
     if (st.ok())
         return std::nullopt;
     if (st.err == ENOENT)
-        return Outcome::skip(cat("matchall classifier not available (", st.str(), ")"));
-    return Outcome::fail(cat("add matchall filter at parent 1: of ", dev.name(), ": ", st.str()));
+        return CaseResult::skip(concat("matchall classifier not available (", st.str(), ")"));
+    return CaseResult::fail(
+            concat("add matchall filter at parent 1: of ", dev.name(), ": ", st.str()));
 }
 
-std::optional<Outcome> add_and_delete_filter(const TestDummy &dev)
+std::optional<CaseResult> add_and_delete_filter(const TestDummy &dev)
 {
     if (auto o = add_filter(dev))
         return o;
     if (Status st = rtnl::filter_delete(rtnl::shared_socket(), matchall_at_root(dev)); !st.ok())
-        return Outcome::fail(cat("delete the matchall filter: ", st.str()));
+        return CaseResult::fail(concat("delete the matchall filter: ", st.str()));
     return std::nullopt;
 }
 
 std::string fmt_new_flows(const Traffic &t)
 {
-    return t.new_flows ? cat(", fq_codel new_flow_count +", *t.new_flows) : std::string();
+    return t.new_flows ? concat(", fq_codel new_flow_count +", *t.new_flows) : std::string();
 }
 
 // Expects every packet to reach the driver with `enqueues` qdisc_enqueue events (0 or
 // kPackets). For fq_codel, new_flow_count must not move when nothing is enqueued, and
 // must when everything is.
-Outcome expect_traffic(const Traffic &t, std::size_t enqueues, std::string_view qdisc)
+CaseResult expect_traffic(const Traffic &t, std::size_t enqueues, std::string_view qdisc)
 {
     if (t.link_tx != kPackets)
-        return Outcome::fail(cat("link tx_packets grew by ", t.link_tx, ", sent ", kPackets,
-                                 " through ", qdisc));
+        return CaseResult::fail(concat("link tx_packets grew by ", t.link_tx, ", sent ", kPackets,
+                                       " through ", qdisc));
     if (t.enqueues != enqueues)
-        return Outcome::fail(cat(t.enqueues, " of ", kPackets, " packets were enqueued on ", qdisc,
-                                 ", expected ", enqueues, fmt_new_flows(t)));
+        return CaseResult::fail(concat(t.enqueues, " of ", kPackets, " packets were enqueued on ",
+                                       qdisc, ", expected ", enqueues, fmt_new_flows(t)));
     if (t.new_flows && (enqueues == 0) != (*t.new_flows == 0))
-        return Outcome::fail(cat(t.enqueues, " qdisc_enqueue events on ", qdisc,
-                                 " as expected, but fq_codel's new_flow_count grew by ",
-                                 *t.new_flows));
-    return Outcome::pass(
-            cat(t.enqueues, " enqueues, ", t.link_tx, " packets transmitted", fmt_new_flows(t)));
+        return CaseResult::fail(concat(t.enqueues, " qdisc_enqueue events on ", qdisc,
+                                       " as expected, but fq_codel's new_flow_count grew by ",
+                                       *t.new_flows));
+    return CaseResult::pass(
+            concat(t.enqueues, " enqueues, ", t.link_tx, " packets transmitted", fmt_new_flows(t)));
 }
 
 // Filters (or none) put on a device after its root qdisc, before the traffic.
-using Prepare = std::function<std::optional<Outcome>(const TestDummy &)>;
+using Prepare = std::function<std::optional<CaseResult>(const TestDummy &)>;
 
 // kPackets from one sender on an idle single-queue device with this root qdisc, prepared
 // by prepare (if set), with the qdisc events counted into t. SKIP/FAIL outcome on error.
-std::optional<Outcome> traced_send(const std::string &kind, std::vector<std::uint8_t> options,
-                                   const Prepare &prepare, Traffic &t)
+std::optional<CaseResult> traced_send(const std::string &kind, std::vector<std::uint8_t> options,
+                                      const Prepare &prepare, Traffic &t)
 {
     Tracer tracer;
     if (auto o = tracer.unavailable())
@@ -295,30 +298,30 @@ std::optional<Outcome> traced_send(const std::string &kind, std::vector<std::uin
 
 // One sender on an idle single-queue device with this root qdisc: no packet may be
 // enqueued.
-Outcome idle_bypass(const std::string &kind, std::vector<std::uint8_t> options = {})
+CaseResult idle_bypass(const std::string &kind, std::vector<std::uint8_t> options = {})
 {
     Traffic t;
     if (auto o = traced_send(kind, std::move(options), {}, t))
         return *o;
-    return expect_traffic(t, 0, cat("the idle ", kind, " root"));
+    return expect_traffic(t, 0, concat("the idle ", kind, " root"));
 }
 
 // A filter on the qdisc: every packet must be enqueued (and classified).
-Outcome filter_disables_bypass(const std::string &kind)
+CaseResult filter_disables_bypass(const std::string &kind)
 {
     Traffic t;
     if (auto o = traced_send(kind, {}, add_filter, t))
         return *o;
-    return expect_traffic(t, kPackets, cat(kind, " with a matchall filter"));
+    return expect_traffic(t, kPackets, concat(kind, " with a matchall filter"));
 }
 
 // The qdisc's only filter added and deleted again: back to bypassing.
-Outcome filter_removed_restores_bypass(const std::string &kind)
+CaseResult filter_removed_restores_bypass(const std::string &kind)
 {
     Traffic t;
     if (auto o = traced_send(kind, {}, add_and_delete_filter, t))
         return *o;
-    Outcome res = expect_traffic(t, 0, cat(kind, " whose only filter was deleted"));
+    CaseResult res = expect_traffic(t, 0, concat(kind, " whose only filter was deleted"));
     if (res.result == ksft::Result::fail && t.enqueues == kPackets)
         res.message += "\nthe bypass stayed disabled after the last filter was removed";
     return res;
@@ -326,8 +329,8 @@ Outcome filter_removed_restores_bypass(const std::string &kind)
 
 // A qdisc whose limit is changed to 0 must drop every packet offered to it. The change
 // goes out over netlink with TCA_*_LIMIT = 0 (tc leaves a zero limit out of its request).
-Outcome limit0_drops(const std::string &kind,
-                     const std::function<std::vector<std::uint8_t>(std::uint32_t)> &limit_opts)
+CaseResult limit0_drops(const std::string &kind,
+                        const std::function<std::vector<std::uint8_t>(std::uint32_t)> &limit_opts)
 {
     const TestDummy dev(dummy(1));
     if (!dev.ok())
@@ -340,86 +343,94 @@ Outcome limit0_drops(const std::string &kind,
     change.kind = kind;
     change.options = limit_opts(0);
     if (auto o = qdisc_failed(rtnl::qdisc_change(rtnl::shared_socket(), change),
-                              cat("change ", kind, " limit 0"), kind))
+                              concat("change ", kind, " limit 0"), kind))
         return *o;
 
     std::string err;
     const auto q0 = root_qdisc(dev, err);
     if (!q0)
-        return Outcome::fail(err);
+        return CaseResult::fail(err);
     Traffic t;
     if (auto o = send(dev, cpus_for(1), kLimit0Packets, true, nullptr, t))
         return *o;
     const auto q1 = root_qdisc(dev, err);
     if (!q1)
-        return Outcome::fail(err);
+        return CaseResult::fail(err);
     if (q1->kind != kind)
-        return Outcome::fail(cat("the root qdisc is ", q1->kind, ", not ", kind));
+        return CaseResult::fail(concat("the root qdisc is ", q1->kind, ", not ", kind));
     const std::uint64_t drops = q1->drops - q0->drops;
     const std::uint64_t qdisc_sent = q1->packets - q0->packets;
     const std::string summary =
-            cat("sent ", kLimit0Packets, ": link tx_packets +", t.link_tx, ", qdisc drops +", drops,
-                ", qdisc sent +", qdisc_sent, ", sender saw ", t.dropped, " ENOBUFS");
+            concat("sent ", kLimit0Packets, ": link tx_packets +", t.link_tx, ", qdisc drops +",
+                   drops, ", qdisc sent +", qdisc_sent, ", sender saw ", t.dropped, " ENOBUFS");
     if (t.link_tx != 0 || drops != kLimit0Packets)
-        return Outcome::fail(
-                cat(summary, "; expected link +0 and drops +", kLimit0Packets,
-                    t.link_tx == kLimit0Packets ? ": the packets bypassed the limit-0 qdisc" : ""));
-    return Outcome::pass(summary);
+        return CaseResult::fail(concat(
+                summary, "; expected link +0 and drops +", kLimit0Packets,
+                t.link_tx == kLimit0Packets ? ": the packets bypassed the limit-0 qdisc" : ""));
+    return CaseResult::pass(summary);
 }
 
 // ---- cases ----
 
-Outcome pfifo_fast_idle_bypass()
+// Root qdiscs that bypass when idle; "options": TCA_OPTIONS for a given limit, or none.
+using OptionsFn = std::vector<std::uint8_t> (*)(std::uint32_t);
+
+FIXTURE(idle){};
+FIXTURE_VARIANT(idle)
 {
-    return idle_bypass("pfifo_fast");
+    const char *kind;
+    OptionsFn options;
+};
+FIXTURE_VARIANT_ADD(idle, pfifo_fast){.kind = "pfifo_fast", .options = nullptr};
+FIXTURE_VARIANT_ADD(idle, pfifo){.kind = "pfifo", .options = rtnl::fifo_options};
+FIXTURE_VARIANT_ADD(idle, fq_codel){.kind = "fq_codel", .options = nullptr};
+FIXTURE_VARIANT_ADD(idle, sfq){.kind = "sfq", .options = nullptr};
+FIXTURE_SETUP(idle) {}
+
+TEST_F(idle, idle_bypass)
+{
+    ksft::report(idle_bypass(variant->kind, variant->options != nullptr
+                                                    ? variant->options(kDefaultLimit)
+                                                    : std::vector<std::uint8_t>{}));
 }
 
-Outcome pfifo_idle_bypass()
+// Roots that take filters: a filter must stop the bypass, its removal restore it.
+FIXTURE(filter){};
+FIXTURE_VARIANT(filter)
 {
-    return idle_bypass("pfifo", rtnl::fifo_options(kDefaultLimit));
+    const char *kind;
+};
+FIXTURE_VARIANT_ADD(filter, fq_codel){.kind = "fq_codel"};
+FIXTURE_VARIANT_ADD(filter, sfq){.kind = "sfq"};
+FIXTURE_SETUP(filter) {}
+
+TEST_F(filter, filter_disables_bypass)
+{
+    ksft::report(filter_disables_bypass(variant->kind));
 }
 
-Outcome fq_codel_idle_bypass()
+TEST_F(filter, filter_removed_restores_bypass)
 {
-    return idle_bypass("fq_codel");
+    ksft::report(filter_removed_restores_bypass(variant->kind));
 }
 
-Outcome sfq_idle_bypass()
+// The roots with a limit that may be 0.
+FIXTURE(limit0){};
+FIXTURE_VARIANT(limit0)
 {
-    return idle_bypass("sfq");
+    const char *kind;
+    OptionsFn options;
+};
+FIXTURE_VARIANT_ADD(limit0, codel){.kind = "codel", .options = rtnl::codel_options};
+FIXTURE_VARIANT_ADD(limit0, fq_codel){.kind = "fq_codel", .options = rtnl::fq_codel_options};
+FIXTURE_SETUP(limit0) {}
+
+TEST_F(limit0, limit0_drops)
+{
+    ksft::report(limit0_drops(variant->kind, variant->options));
 }
 
-Outcome fq_codel_filter_disables_bypass()
-{
-    return filter_disables_bypass("fq_codel");
-}
-
-Outcome sfq_filter_disables_bypass()
-{
-    return filter_disables_bypass("sfq");
-}
-
-Outcome fq_codel_filter_removed_restores_bypass()
-{
-    return filter_removed_restores_bypass("fq_codel");
-}
-
-Outcome sfq_filter_removed_restores_bypass()
-{
-    return filter_removed_restores_bypass("sfq");
-}
-
-Outcome codel_limit0_drops()
-{
-    return limit0_drops("codel", rtnl::codel_options);
-}
-
-Outcome fq_codel_limit0_drops()
-{
-    return limit0_drops("fq_codel", rtnl::fq_codel_options);
-}
-
-Outcome mq_children_bypass()
+TEST_RESULT(mq_children_bypass)
 {
     Tracer tracer;
     if (auto o = tracer.unavailable())
@@ -434,7 +445,7 @@ Outcome mq_children_bypass()
     // says otherwise): make sure both are pfifo_fast.
     std::vector<rtnl::QdiscInfo> qdiscs;
     if (Status st = rtnl::qdisc_dump(rtnl::shared_socket(), dev.ifindex(), qdiscs); !st.ok())
-        return Outcome::fail(cat("qdisc dump: ", st.str()));
+        return CaseResult::fail(concat("qdisc dump: ", st.str()));
     std::string notes;
     unsigned children = 0;
     for (const rtnl::QdiscInfo &q : qdiscs) {
@@ -448,25 +459,26 @@ Outcome mq_children_bypass()
         spec.parent = q.parent;
         spec.kind = "pfifo_fast";
         if (Status st = rtnl::qdisc_replace(rtnl::shared_socket(), spec); !st.ok())
-            return Outcome::fail(cat("replace ", q.kind, " at ", rtnl::format_handle(q.parent),
-                                     " with pfifo_fast: ", st.str()));
-        notes += cat("replaced default ", q.kind, " at ", rtnl::format_handle(q.parent),
-                     " with pfifo_fast\n");
+            return CaseResult::fail(concat("replace ", q.kind, " at ",
+                                           rtnl::format_handle(q.parent),
+                                           " with pfifo_fast: ", st.str()));
+        notes += concat("replaced default ", q.kind, " at ", rtnl::format_handle(q.parent),
+                        " with pfifo_fast\n");
     }
     if (children != 2)
-        return Outcome::fail(cat("mq has ", children, " children, expected 2"));
+        return CaseResult::fail(concat("mq has ", children, " children, expected 2"));
 
     // One sender per queue, each on its own CPU and queue (XPS), so that no sender ever
     // finds the other one's qdisc busy.
     const std::vector<int> cpus = cpus_for(2);
     if (cpus.size() > 1) {
         if (std::string err = netutil::sysfs::map_cpus_to_queues(dev.name(), cpus); !err.empty())
-            return Outcome::skip(cat("cannot map CPU i to tx-i with XPS: ", err));
+            return CaseResult::skip(concat("cannot map CPU i to tx-i with XPS: ", err));
     }
     Traffic t;
     if (auto o = send(dev, cpus, kPackets / cpus.size(), false, &tracer, t))
         return *o;
-    Outcome res = expect_traffic(t, 0, "the idle pfifo_fast children of mq");
+    CaseResult res = expect_traffic(t, 0, "the idle pfifo_fast children of mq");
     if (!notes.empty())
         res.message = notes + res.message;
     return res;
@@ -474,20 +486,7 @@ Outcome mq_children_bypass()
 
 } // namespace
 
-int main()
+int main(int argc, char **argv)
 {
-    ksft::TestSuite suite;
-    suite.add("pfifo_fast_idle_bypass", pfifo_fast_idle_bypass);
-    suite.add("pfifo_idle_bypass", pfifo_idle_bypass);
-    suite.add("fq_codel_idle_bypass", fq_codel_idle_bypass);
-    suite.add("sfq_idle_bypass", sfq_idle_bypass);
-    suite.add("fq_codel_filter_disables_bypass", fq_codel_filter_disables_bypass);
-    suite.add("sfq_filter_disables_bypass", sfq_filter_disables_bypass);
-    suite.add("fq_codel_filter_removed_restores_bypass", fq_codel_filter_removed_restores_bypass);
-    suite.add("sfq_filter_removed_restores_bypass", sfq_filter_removed_restores_bypass);
-    suite.add("codel_limit0_drops", codel_limit0_drops);
-    suite.add("fq_codel_limit0_drops", fq_codel_limit0_drops);
-    suite.add("mq_children_bypass", mq_children_bypass);
-    suite.require_root();
-    return suite.run();
+    return ksft::main(argc, argv);
 }

@@ -68,7 +68,7 @@ TEST(TestDev, UniqueNamesDifferAndCarryPid)
 TEST(TestDev, CreateFailedUnknownKindIsSkip)
 {
     const Status st{EOPNOTSUPP, "Unknown device type", false, 0};
-    const ksft::Outcome o = create_failed(st, kDummyKind, "create dq1_0");
+    const ksft::CaseResult o = create_failed(st, kDummyKind, "create dq1_0");
     EXPECT_EQ(o.result, Result::skip);
     EXPECT_EQ(o.message, "kernel does not support link kind dummy (EOPNOTSUPP (Operation not "
                          "supported): Unknown device type)");
@@ -80,7 +80,7 @@ TEST(TestDev, CreateFailedOtherErrorsFail)
 {
     for (const int err : {EPERM, EINVAL, EEXIST, ENOENT, ERANGE, ENOMEM}) {
         const Status st = Status::from_errno(err);
-        const ksft::Outcome o = create_failed(st, kDummyKind, "create dq1_0 numtxqueues 0");
+        const ksft::CaseResult o = create_failed(st, kDummyKind, "create dq1_0 numtxqueues 0");
         EXPECT_EQ(o.result, Result::fail) << err;
         EXPECT_EQ(o.message, "create dq1_0 numtxqueues 0: " + st.str());
     }

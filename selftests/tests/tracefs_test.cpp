@@ -111,14 +111,15 @@ std::string tracefs_unavailable()
         if (geteuid() != 0)
             return "tracefs is not mounted, and mounting it needs root";
         if (unshare(CLONE_NEWNS) != 0)
-            return netutil::cat("tracefs is not mounted; unshare(CLONE_NEWNS): ",
-                                std::strerror(errno));
+            return netutil::concat("tracefs is not mounted; unshare(CLONE_NEWNS): ",
+                                   std::strerror(errno));
         if (mount(nullptr, "/", nullptr, MS_REC | MS_PRIVATE, nullptr) != 0)
-            return netutil::cat("tracefs is not mounted; making / private: ", std::strerror(errno));
+            return netutil::concat("tracefs is not mounted; making / private: ",
+                                   std::strerror(errno));
         if (mount("nodev", "/sys/kernel/tracing", "tracefs", 0, nullptr) != 0)
-            return netutil::cat("tracefs is not mounted, and mounting it at /sys/kernel/tracing "
-                                "failed: ",
-                                std::strerror(errno));
+            return netutil::concat("tracefs is not mounted, and mounting it at /sys/kernel/tracing "
+                                   "failed: ",
+                                   std::strerror(errno));
         if (!ksft::tracefs::find_root())
             return "tracefs mounted at /sys/kernel/tracing, but libtracefs does not find it";
         return {};

@@ -311,7 +311,7 @@ int run_pktgen(const Options &o, Report &r)
                                  " (one per online CPU at module load; " +
                                  std::to_string(ids.size()) + " present): lower --threads");
     }
-    const auto txq = netutil::sysfs::queue_count(o.dev, "tx");
+    const auto txq = netutil::sysfs::active_queue_count(o.dev, "tx");
     if (!txq || *txq == 0)
         throw RuntimeFailure("cannot count TX queues in " + net_file(o.dev, "queues"));
 

@@ -441,8 +441,9 @@ TEST(Nl, ExtackFromCappedError)
     EXPECT_EQ(st.err, EINVAL);
     EXPECT_FALSE(st.ok());
     EXPECT_EQ(st.extack, kExtack);
-    EXPECT_TRUE(st.has_bad_attr_offset);
     EXPECT_EQ(st.bad_attr_offset, 36U);
+    EXPECT_FALSE(st.missing_attr_type);
+    EXPECT_TRUE(st.answered);
     EXPECT_EQ(st.str(), std::string("EINVAL (Invalid argument): ") + kExtack);
 }
 
@@ -463,7 +464,24 @@ TEST(Nl, ExtackAfterEchoedRequest)
     const netutil::nl::Status st = netutil::nl::parse_error_msg(nlh);
     EXPECT_EQ(st.err, EOPNOTSUPP);
     EXPECT_EQ(st.extack, "Unknown device type");
-    EXPECT_FALSE(st.has_bad_attr_offset);
+    EXPECT_FALSE(st.bad_attr_offset);
+}
+
+TEST(Nl, MissingAttributeType)
+{
+    Message msg;
+    nlmsghdr *nlh = msg.start(NLMSG_ERROR, 0);
+    nlh->nlmsg_flags = NLM_F_CAPPED | NLM_F_ACK_TLVS;
+    auto *err = msg.put_extra<nlmsgerr>();
+    err->error = -EINVAL;
+    err->msg.nlmsg_len = sizeof(nlmsghdr);
+    msg.put_u32(NLMSGERR_ATTR_MISS_TYPE, 7);
+
+    const netutil::nl::Status st = netutil::nl::parse_error_msg(nlh);
+    EXPECT_EQ(st.err, EINVAL);
+    EXPECT_EQ(st.missing_attr_type, 7U);
+    EXPECT_FALSE(st.bad_attr_offset);
+    EXPECT_TRUE(st.extack.empty());
 }
 
 TEST(Nl, PlainAckAndErrors)

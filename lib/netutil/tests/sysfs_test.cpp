@@ -125,10 +125,10 @@ protected:
 TEST_F(FakeXps, QueueCount)
 {
     fs::create_directories(root_ / "dummy0/queues/rx-0");
-    EXPECT_EQ(netutil::sysfs::queue_count("dummy0", "tx", root_.string()), 3U);
-    EXPECT_EQ(netutil::sysfs::queue_count("dummy0", "rx", root_.string()), 1U);
-    EXPECT_FALSE(netutil::sysfs::queue_count("nodev", "tx", root_.string()));
-    EXPECT_EQ(netutil::sysfs::queue_count("lo", "tx"), 1U); // the real /sys/class/net
+    EXPECT_EQ(netutil::sysfs::active_queue_count("dummy0", "tx", root_.string()), 3U);
+    EXPECT_EQ(netutil::sysfs::active_queue_count("dummy0", "rx", root_.string()), 1U);
+    EXPECT_FALSE(netutil::sysfs::active_queue_count("nodev", "tx", root_.string()));
+    EXPECT_EQ(netutil::sysfs::active_queue_count("lo", "tx"), 1U); // the real /sys/class/net
 }
 
 TEST_F(FakeXps, OverrideAndRestore)
