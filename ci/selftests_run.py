@@ -14,7 +14,11 @@ well as a test failing on the patched one. Besides:
   a case with no entry in expectations.json and an entry whose case never
   ran each fail the stage, named;
 - cases expected to pass on every kernel are controls, labelled so in the
-  matrix and in the report.
+  matrix and in the report;
+- the tree's tc-testing (kind "tdc") is judged case by case too, its cases
+  named by their tdc id: a listed case as expectations.json says, every
+  other case must pass on every kernel; all cases skipped, no plan, or an
+  exit code its results do not imply fail the stage.
 
 KTAP is read with the kernel tree's tools/testing/kunit/kunit_parser.py when
 the tree is given (see parse_results()).
@@ -36,9 +40,6 @@ import report
 import vm
 
 ROOT = Path(__file__).resolve().parents[1]
-# "# SKIP" per KTAP; tdc writes "# skipped - reason".
-KTAP_RE = re.compile(r"^(?P<not>not )?ok (?P<n>\d+) (?P<name>.*?)"
-                     r"(?: # (?P<dir>SKIP|skipped|XFAIL)\b(?P<why>.*))?$")
 # Colour codes, which lib/py's ktap_result() adds on a terminal.
 ANSI_RE = re.compile(r"\x1b\[[0-9;]*m")
 
@@ -50,26 +51,6 @@ class Outcome:
     matrix: str = ""
     cases: list = field(default_factory=list)
     problems: list = field(default_factory=list)
-
-
-def parse_ktap(text):
-    """Top-level KTAP results: {name: (status, reason)}; status pass|fail|skip.
-
-    For the peer suite: tdc's TAP has no version line, writes "# skipped -
-    reason" and appends its steps after a tab, which parse_results() does
-    not read.
-    """
-    res = {}
-    for line in text.splitlines():
-        # tdc appends a tab and its steps
-        m = KTAP_RE.match(ANSI_RE.sub("", line).split("\t")[0])
-        if not m:
-            continue
-        if m["dir"] in ("SKIP", "skipped"):
-            res[m["name"]] = ("skip", m["why"].strip())
-        else:
-            res[m["name"]] = ("fail" if m["not"] else "pass", "")
-    return res
 
 
 # ---- KTAP of the judged programs: results, plan and each case's diagnostics ----
@@ -147,6 +128,43 @@ def parse_small(lines):
         k.results.append((name, res))
     if not started:
         k.problems.append("no KTAP version line")
+    return k
+
+
+TDC_RESULT_RE = re.compile(r"^(?P<not>not )?ok (?P<n>\d+) (?P<id>\S+) - (?P<name>.*?)"
+                           r"(?: # skipped - (?P<why>.*))?$")
+
+
+def parse_tdc(text):
+    """Ktap of tdc's TAP (tc-testing.sh's output): its cases named by their
+    tdc id. tdc prints its own progress, then "1..N" and the results; it
+    writes a failure's steps after a tab on the result line and its message
+    on the lines after it, so a case's diagnostics are what follows its
+    result line. Results before the plan are not read: tdc prints none
+    there, and without a plan the runner never got to its results."""
+    k = Ktap(parser="tdc")
+    current = None
+    for raw in text.splitlines():
+        line = ANSI_RE.sub("", raw).rstrip()
+        if k.plan is None:
+            if m := PLAN_RE.match(line):
+                k.plan = int(m[1])
+            continue
+        head, _, rest = line.partition("\t")
+        m = TDC_RESULT_RE.match(head)
+        if not m:
+            if current is not None:
+                current.diag += _diag([line])
+            continue
+        if int(m["n"]) != len(k.results) + 1:
+            k.problems.append(f"{m['id']}: Expected test number {len(k.results) + 1} "
+                              f"but found {m['n']}")
+        if m["why"] is not None:
+            current = CaseResult("skip", m["why"].strip())
+        else:
+            current = CaseResult("fail" if m["not"] else "pass")
+        current.diag = _diag([rest])
+        k.results.append((m["id"], current))
     return k
 
 
@@ -268,7 +286,9 @@ def rc_problem(rc, kind, statuses):
         what += " (command not found)"
     if kind == "exit":
         return "" if rc in (0, 1, 4) else f"crashed: {what}"
-    want = expected_rc(statuses)
+    # tdc exits 1 when a case failed, else 0, and 4 when it found no case.
+    want = (({1} if "fail" in statuses else {0}) if statuses else {4}) if kind == "tdc" \
+        else expected_rc(statuses)
     if rc in want:
         return ""
     if rc > 128 or rc in (124, 127) or rc not in (0, 1, 4):
@@ -291,6 +311,8 @@ def program_problems(kind, ktap, rc):
     names = [n for n, _ in ktap.results]
     probs += [f"case {n!r} reported {names.count(n)} times"
               for n in sorted(set(names)) if names.count(n) > 1]
+    if kind == "tdc" and statuses and set(statuses) == {"skip"}:
+        probs.append(f"all {len(statuses)} case(s) skipped")
     probs += ktap.problems
     return probs
 
@@ -352,10 +374,9 @@ def expected(expect, prog, case, kernel):
 
 
 def expected_cases(expect, progs):
-    """(program, case) of every case expectations.json lists for a judged
-    (not peer) program of programs.txt."""
-    return {(prog, case) for prog, kind in progs if kind != "peer"
-            for case in expect.get(prog, {})}
+    """(program, case) of every case expectations.json lists for a program
+    of programs.txt."""
+    return {(prog, case) for prog, _ in progs for case in expect.get(prog, {})}
 
 
 def programs(path=ROOT / "selftests/programs.txt"):
@@ -368,47 +389,12 @@ def programs(path=ROOT / "selftests/programs.txt"):
     return progs
 
 
-def judge_peer(prog, per_kernel, labels):
-    """Peer rule: what passes on labels[0] passes on every other kernel.
-
-    per_kernel: {label: {case: (status, why)}}. Returns (cases, problems,
-    summary line) with one report.Case per case and kernel.
-    """
-    ref = labels[0]
-    cases, problems, regressions, both_fail = [], [], [], []
-    for label in labels:
-        if not per_kernel.get(label):
-            problems.append(f"{prog}: no results on the {label} kernel")
-    names = sorted(set().union(*(per_kernel.get(k, {}) for k in labels)))
-    for name in names:
-        want = per_kernel.get(ref, {}).get(name, ("missing", ""))[0]
-        for label in labels[1:]:
-            got, why = per_kernel.get(label, {}).get(name, ("missing", ""))
-            bad = want == "pass" and got != "pass"
-            if bad:
-                regressions.append(f"{name} ({label}: {got})")
-            elif got != "pass" and want != "pass":
-                both_fail.append(name)
-            cases.append(report.Case(
-                f"peer.{label}", f"{prog}: {name}", "fail" if bad else "pass",
-                f"{got} here, {want} on {ref}" + (f" [{why}]" if why else "")))
-    problems += [f"{prog}: regression {r}" for r in regressions]
-    passed = {k: sum(st == "pass" for st, _ in per_kernel.get(k, {}).values()) for k in labels}
-    summary = (f"{prog}: {len(names)} case(s); passing "
-               + ", ".join(f"{k} {passed[k]}" for k in labels)
-               + f"; regressions {len(regressions)}"
-               + (f"; not passing on {ref} either: {', '.join(sorted(set(both_fail)))}"
-                  if both_fail else ""))
-    return cases, problems, summary
-
-
 @dataclass
 class ProgramRun:
     """What one program left in the VM's results directory."""
     kind: str
     rc: int | None  # None: no exit code recorded
-    ktap: Ktap = field(default_factory=Ktap)  # judged programs
-    peer: dict = field(default_factory=dict)  # peer suites: parse_ktap()
+    ktap: Ktap = field(default_factory=Ktap)
 
 
 def read_program(rw, prog, kind, tree=""):
@@ -423,8 +409,8 @@ def read_program(rw, prog, kind, tree=""):
         rc = int(text("rc").strip())
     except ValueError:
         rc = None
-    if kind == "peer":
-        return ProgramRun(kind, rc, peer=parse_ktap(text("ktap")))
+    if kind == "tdc":
+        return ProgramRun(kind, rc, parse_tdc(text("ktap")))
     ktap = parse_results(text("ktap"), tree)
     if kind == "exit":
         # run-in-vm.sh writes the one result; the program's output is its diagnostics.
@@ -472,18 +458,15 @@ def judge(runs, expect, progs, labels, problems=None):
     found before (the VM boots), counted in the summary."""
     out = Outcome()
     problems = list(problems or [])
+    kinds = dict(progs)
     # (prog, case) -> {label: CaseResult}; listed cases show as never run
     # unless a program reports them.
     results = {key: {} for key in expected_cases(expect, progs)}
-    peer = {}  # prog -> {label: {case: (status, reason)}}
     prog_notes = []
     for label in labels:
         for prog, kind in progs:
             run = runs.get(label, {}).get(prog)
             if run is None:
-                continue
-            if kind == "peer":
-                peer.setdefault(prog, {})[label] = run.peer
                 continue
             probs = program_problems(kind, run.ktap, run.rc)
             plan = "no plan" if run.ktap.plan is None else f"plan 1..{run.ktap.plan}"
@@ -497,8 +480,13 @@ def judge(runs, expect, progs, labels, problems=None):
                 results.setdefault((prog, case), {}).setdefault(label, res)
     rows = [("test", "role", *[f"{k} (want)" for k in labels], "verdict")]
     controls = 0
+    unlisted = {}  # tdc program -> its cases without an entry, as expected everywhere
     for (prog, case), per in sorted(results.items()):
         entry = expect.get(prog, {}).get(case)
+        # A tdc case without an entry must pass on every kernel.
+        plain = entry is None and kinds.get(prog) == "tdc"
+        if plain:
+            entry = {}
         control = is_control(entry, labels)
         controls += control
         cells, verdict = [], "ok"
@@ -516,22 +504,22 @@ def judge(runs, expect, progs, labels, problems=None):
                                          "pass" if ok else "fail", msg))
             if not ok:
                 problems.append(f"{prog}: {case} on {label}: {msg}")
+        if plain and verdict == "ok":
+            unlisted[prog] = unlisted.get(prog, 0) + 1
+            continue
         rows.append((f"{prog}: {case}", "control" if control else "", *cells, verdict))
     widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
     out.matrix = "\n".join("  ".join(c.ljust(w) for c, w in zip(r, widths)).rstrip()
                            for r in rows)
-    judged = [p for p, kind in progs if kind != "peer"]
+    for prog, n in sorted(unlisted.items()):
+        out.matrix += (f"\n{prog}: {n} other case(s) without an entry, each passing on "
+                       + ", ".join(labels))
     out.matrix += "\nprograms: " + (
         "; ".join(prog_notes) if prog_notes else
-        f"{len(judged)} x {len(runs)} kernel(s), exit codes and KTAP plans as their results imply")
-    for prog, per in peer.items():
-        cases, probs, line = judge_peer(prog, per, list(labels))
-        out.cases += cases
-        problems += probs
-        out.matrix += f"\npeer suite {line}"
+        f"{len(progs)} x {len(runs)} kernel(s), exit codes and KTAP plans as their results imply")
     out.problems = problems
     out.ok = not problems and bool(results)
-    n = len(results) + sum(len(set().union(*per.values())) for per in peer.values())
+    n = len(results)
     out.summary = (f"{n} case(s) ({controls} controls) x {len(labels)} kernels, "
                    + ("all as expected" if out.ok else
                       f"{len(problems)} problem(s): " + "; ".join(problems[:3])
