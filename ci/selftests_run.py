@@ -395,6 +395,7 @@ class ProgramRun:
     kind: str
     rc: int | None  # None: no exit code recorded
     ktap: Ktap = field(default_factory=Ktap)
+    seconds: int | None = None  # wall time, from run-in-vm.sh
 
 
 def read_program(rw, prog, kind, tree=""):
@@ -409,15 +410,19 @@ def read_program(rw, prog, kind, tree=""):
         rc = int(text("rc").strip())
     except ValueError:
         rc = None
+    try:
+        seconds = int(text("seconds").strip())
+    except ValueError:
+        seconds = None
     if kind == "tdc":
-        return ProgramRun(kind, rc, parse_tdc(text("ktap")))
+        return ProgramRun(kind, rc, parse_tdc(text("ktap")), seconds)
     ktap = parse_results(text("ktap"), tree)
     if kind == "exit":
         # run-in-vm.sh writes the one result; the program's output is its diagnostics.
         diag = _diag((text("out") + "\n" + text("stderr")).splitlines())
         for _, res in ktap.results:
             res.diag = diag
-    return ProgramRun(kind, rc, ktap)
+    return ProgramRun(kind, rc, ktap, seconds)
 
 
 def judge_case(entry, label, got, control=False):
@@ -517,6 +522,7 @@ def judge(runs, expect, progs, labels, problems=None):
     out.matrix += "\nprograms: " + (
         "; ".join(prog_notes) if prog_notes else
         f"{len(progs)} x {len(runs)} kernel(s), exit codes and KTAP plans as their results imply")
+    out.matrix += "\n" + times_table(runs, progs, labels)
     out.problems = problems
     out.ok = not problems and bool(results)
     n = len(results)
@@ -525,6 +531,31 @@ def judge(runs, expect, progs, labels, problems=None):
                       f"{len(problems)} problem(s): " + "; ".join(problems[:3])
                       if problems else "no results"))
     return out
+
+
+def times_table(runs, progs, labels):
+    """Each program's wall time in seconds on each kernel (run-in-vm.sh's
+    <name>.seconds; "-" where it did not run or left none), and the total."""
+    rows = [("seconds", *labels)]
+    total = {label: 0 for label in labels}
+    for prog, _ in progs:
+        cells = []
+        for label in labels:
+            secs = getattr(runs.get(label, {}).get(prog), "seconds", None)
+            cells.append("-" if secs is None else str(secs))
+            total[label] += secs or 0
+        rows.append((prog, *cells))
+    rows.append(("total", *(str(total[label]) for label in labels)))
+    widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
+    return "\n".join("  ".join(c.rjust(w) if i else c.ljust(w)
+                               for i, (c, w) in enumerate(zip(r, widths))).rstrip()
+                     for r in rows)
+
+
+def selftest_kernel(label):
+    """SELFTEST_KERNEL of a kernel label: the tree it is built from. The
+    no-callback and debug kernels are built from the patched tree."""
+    return "base" if label == "base" else "patched"
 
 
 XDP_HELPER = "tools/testing/selftests/net/lib/xdp_helper"
@@ -549,7 +580,8 @@ def run_matrix(kernels, outdir, bindir=ROOT / "build/cxx", tree="", timeout=1800
                expect=None, progs=None, churn_seconds=20):
     """kernels: {label: build_dir}. Boots each, runs the programs and judges
     them (expect, progs: expectations.json and programs.txt unless given).
-    Returns an Outcome with cases and matrix."""
+    The VM's runner gets SELFTEST_KERNEL (selftest_kernel()) for its
+    programs. Returns an Outcome with cases and matrix."""
     expect = load_expectations() if expect is None else expect
     # Programs given: the VM runs only those.
     only = f" --only={','.join(p for p, _ in progs)}" if progs is not None else ""
@@ -559,7 +591,8 @@ def run_matrix(kernels, outdir, bindir=ROOT / "build/cxx", tree="", timeout=1800
     for label, build in kernels.items():
         rw = Path(outdir) / label
         log(f"  booting the {label} kernel (TCG) and running {len(progs)} program(s)")
-        res = vm.run_vm(build, f"CHURN_SECONDS={int(churn_seconds)} "
+        res = vm.run_vm(build, f"SELFTEST_KERNEL={selftest_kernel(label)} "
+                        f"CHURN_SECONDS={int(churn_seconds)} "
                         f"bash {ROOT}/selftests/run-in-vm.sh {rw} {bindir} {tree}{only}",
                         rwdir=rw, timeout=timeout, log_path=Path(outdir) / f"{label}-console.log")
         log(f"    {label}: {res.reason()} after {res.seconds:.0f}s "

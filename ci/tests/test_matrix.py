@@ -319,6 +319,37 @@ class JudgeTest(unittest.TestCase):
                       text)
 
 
+class TimesTest(unittest.TestCase):
+    def test_seconds_per_program_and_kernel(self):
+        runs = {"base": {"a": selftests_run.ProgramRun("ktap", 0, seconds=12),
+                         "bb": selftests_run.ProgramRun("ktap", 0)},
+                "patched": {"a": selftests_run.ProgramRun("ktap", 0, seconds=130)}}
+        table = selftests_run.times_table(runs, [("a", "ktap"), ("bb", "ktap")],
+                                          ["base", "patched"])
+        self.assertEqual(table.splitlines(), ["seconds  base  patched",
+                                              "a          12      130",
+                                              "bb          -        -",
+                                              "total      12      130"])
+
+    def test_runner_refuses_to_run_without_the_kernel_named(self):
+        import subprocess
+        env = {k: v for k, v in os.environ.items() if k != "SELFTEST_KERNEL"}
+        for value in (None, "no-callback"):
+            if value:
+                env["SELFTEST_KERNEL"] = value
+            with tempfile.TemporaryDirectory() as tmp:
+                res = subprocess.run(["bash", str(ROOT / "selftests/run-in-vm.sh"), tmp, tmp],
+                                     env=env, capture_output=True, text=True)
+                self.assertEqual(res.returncode, 2)
+                self.assertIn("SELFTEST_KERNEL must be base or patched", res.stderr)
+                self.assertEqual(list(Path(tmp).iterdir()), [])
+
+    def test_kernel_labels_name_their_tree(self):
+        self.assertEqual([selftests_run.selftest_kernel(k)
+                          for k in ("base", "patched", "no-callback")],
+                         ["base", "patched", "patched"])
+
+
 class RunMatrixTest(unittest.TestCase):
     """run_matrix() with the VM replaced by the recorded results: the "build
     directory" of each kernel is the folder of its recorded outputs."""
@@ -326,9 +357,11 @@ class RunMatrixTest(unittest.TestCase):
     def run_matrix(self, scenario, fail=()):
         def fake_run_vm(build, command, rwdir, timeout, log_path):
             self.assertIn("selftests/run-in-vm.sh", command)
+            label = Path(build).name
+            # The tree each kernel is built from, told to the programs.
+            self.assertTrue(command.startswith(f"SELFTEST_KERNEL={label} "), command)
             shutil.copytree(build, rwdir, dirs_exist_ok=True)
             Path(log_path).write_text("console\n")
-            label = Path(build).name
             if label not in fail:
                 (Path(rwdir) / "complete").write_text("done\n")
             return vm.VmResult(kernel=str(build), command=command,
