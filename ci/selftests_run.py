@@ -96,7 +96,8 @@ def parse_small(lines):
 
     The same reading as parse_kunit(): the diagnostics of a case are the lines
     between the result before it and its own; a directive SKIP makes a skip,
-    any other (lib/py's XFAIL) leaves ok/not ok as it is; results are numbered
+    "ok ... # XFAIL" (lib/py's expected failure) an xfail, any other leaves
+    ok/not ok as it is; results are numbered
     1, 2, ... The two differ where the programs judged here do not go: nested
     subtests (indented), which kunit_parser reads as subtests, count here as
     diagnostics of their parent, and a plan may follow the results.
@@ -121,6 +122,8 @@ def parse_small(lines):
                               f"but found {m['n']}")
         if m["dir"] == "SKIP":
             res = CaseResult("skip", (m["why"] or "").strip())
+        elif m["dir"] == "XFAIL" and not m["not"]:
+            res = CaseResult("xfail", (m["why"] or "").strip())
         else:
             res = CaseResult("fail" if m["not"] else "pass")
         res.diag = _diag(pending)
@@ -199,7 +202,8 @@ def parse_kunit(lines, modules):
 
     It fits the programs judged here (flat KTAP from the C++ programs and
     lib/py, "# SKIP" and "# XFAIL" directives, diagnostics before each
-    result), with two things around it: parse_test() stops at the plan, so
+    result), with three things around it: an XFAIL, which it reads as a
+    pass, is read back from the line; parse_test() stops at the plan, so
     results past it are read here with the same parse_test(); and the
     parser's errors only go to its printer, so they are read back from it.
     """
@@ -220,11 +224,20 @@ def parse_kunit(lines, modules):
             subtests.append(kp.parse_test(stream, len(subtests) + 1, log, True, printer))
     status = {kp.TestStatus.SUCCESS: "pass", kp.TestStatus.FAILURE: "fail",
               kp.TestStatus.SKIPPED: "skip"}
+    # kunit_parser reads "ok N name # XFAIL why" as a pass: the top-level
+    # XFAIL results, in order, from the lines.
+    xfails = [m for m in map(RESULT_RE.match, lines)
+              if m and m["dir"] == "XFAIL" and not m["not"]]
     for sub in subtests:
         if not sub.name and sub.status in (kp.TestStatus.TEST_CRASHED, kp.TestStatus.NO_TESTS):
             continue  # a result the plan promised and the output lacks, or no result at all
         res = CaseResult(status.get(sub.status, "fail"), sub.skip_reason.strip(), _diag(sub.log))
-        k.results.append((sub.name.strip(), res))
+        name = sub.name.strip()
+        x = next((m for m in xfails if (m["name"] or "").strip() == name
+                  and int(m["n"]) == len(k.results) + 1), None)
+        if x is not None and res.status == "pass":
+            res.status, res.reason = "xfail", (x["why"] or "").strip()
+        k.results.append((name, res))
     for line in buf.getvalue().splitlines():
         m = re.search(r"\[ERROR\] Test: (.*)$", line)
         # Missing results and a missing plan are judged from plan and results.
@@ -317,31 +330,62 @@ def program_problems(kind, ktap, rc):
     return probs
 
 
-SHOW_KINDS = ("errno", "extack", "counter")
+SHOW_KINDS = ("errno", "extack", "counter", "skip")
+# What an entry may expect of a case on a kernel. "skip" is not one: a case
+# that skips proves nothing, so a skip is accepted only as an expected
+# "fail" whose shows name the skip's reason (kind "skip").
+EXPECTED = ("pass", "fail", "xfail")
 
 
 def _norm(text):
     return " ".join(text.split())
 
 
-def not_shown(shows, diag):
+def token_re(value):
+    """A regex finding value as whole tokens: not inside a longer number or
+    word ("tx_packets +100" is not in "tx_packets +1000", "0 != 5" not in
+    "0 != 50", "EINVAL" not in "EINVALX"), whitespace aside."""
+    body = r"\s+".join(re.escape(word) for word in value.split())
+    return re.compile(rf"(?<![\w.+-]){body}(?![\w]|[.+-]\w)")
+
+
+# In "expected EINVAL, got EOPNOTSUPP (...)" and "got tx 1/1, expected tx
+# 4/4", the clause from "expected" up to a following "got" or the line's
+# end states what was wanted, not what happened.
+EXPECTED_CLAUSE_RE = re.compile(r"\bexpected\b.*?(?=[,;]?\s*\bgot\b|$)")
+
+
+def got_part(line):
+    """A diagnostic line without the clauses that state what was expected."""
+    return EXPECTED_CLAUSE_RE.sub(" ", line)
+
+
+def not_shown(shows, diag, skip_reason=None):
     """What of shows ({kind: text or [texts]}) the diagnostics lack.
 
-    An errno is seen as its strerror() text, which both the C++ programs
-    ("EOPNOTSUPP (Operation not supported)") and Python's exceptions
-    ("Netlink error: Operation not supported") print, so that "expected
-    EINVAL, got EOPNOTSUPP (...)" shows EOPNOTSUPP and not EINVAL. Extack and
-    counter texts are seen as they are, whitespace aside.
+    Every text is matched as whole tokens (token_re()). An errno is seen as
+    its name or its strerror() text, which the C++ programs ("EOPNOTSUPP
+    (Operation not supported)", bad_input's "got EOPNOTSUPP") and Python's
+    exceptions ("Netlink error: Operation not supported") print, and only in
+    what was got: not in the clauses that say what was expected
+    (got_part()), so "expected EOPNOTSUPP, got EINVAL (...)" shows EINVAL and
+    not EOPNOTSUPP. Extack and counter texts are seen anywhere in the
+    diagnostics. A "skip" text is seen only in the reason of a skipped case
+    (skip_reason, None for a case that did not skip).
     """
     text = _norm(" ".join(diag))
+    got = _norm(" ".join(got_part(line) for line in diag))
     missing = []
     for kind, values in sorted(shows.items()):
         for value in [values] if isinstance(values, str) else values:
             if kind == "errno":
                 num = getattr(errno, value, None) if value.isupper() else None
-                seen = num is not None and os.strerror(num) in text
+                seen = num is not None and any(
+                    token_re(t).search(got) for t in (value, os.strerror(num)))
+            elif kind == "skip":
+                seen = skip_reason is not None and bool(token_re(value).search(skip_reason))
             else:
-                seen = kind in SHOW_KINDS and _norm(value) in text
+                seen = kind in SHOW_KINDS and bool(token_re(value).search(text))
             if not seen:
                 missing.append(f"{kind} {value!r}")
     return missing
@@ -428,11 +472,20 @@ def read_program(rw, prog, kind, tree=""):
 def judge_case(entry, label, got, control=False):
     """(ok, verdict, message) of one case on one kernel. entry: its
     expectations, None if expectations.json has none; got: its CaseResult,
-    None if it never ran."""
+    None if it never ran.
+
+    got.status pass, fail, skip or xfail (lib/py's "# XFAIL"); the entry's
+    pass, fail or xfail. An expected fail or xfail must show what the entry
+    names; a skip is taken only where a fail is expected whose shows name
+    the skip's reason ("skip"), a fail only where they name none.
+    """
     if entry is None:
         return False, "NO ENTRY", ("no entry in expectations.json"
                                    + (f" (got {got.status})" if got else ""))
     want = entry.get(label, "pass")
+    if want not in EXPECTED:
+        return False, "BAD ENTRY", (f"expectations.json expects {want!r}, which is not one of "
+                                    f"{', '.join(EXPECTED)}")
     why = entry.get("why", "")
     if control:
         why = why.removeprefix("control: ")
@@ -442,17 +495,25 @@ def judge_case(entry, label, got, control=False):
         return False, "NEVER RAN", f"{label_}never ran, expected {want}{why}"
     head = f"{label_}got {got.status}, expected {want}"
     skip = f" [{got.reason}]" if got.reason else ""
-    if got.status != want:
+    shows = entry.get("shows", {}).get(label) or {}
+    skip_shown = "skip" in shows
+    if got.status != want and not (got.status == "skip" and want == "fail"):
         detail = f" [{_brief(got.diag)}]" if got.status == "fail" and got.diag else skip
         return False, "MISMATCH", head + why + detail
-    if want != "fail":
+    if want == "pass":
         return True, "ok", head + why + skip
-    shows = entry.get("shows", {}).get(label)
     if not shows:
         return False, "MISMATCH", f"{head}, but expectations.json names nothing it must show"
-    if missing := not_shown(shows, got.diag):
+    if (got.status == "skip") != skip_shown:
+        return False, "MISMATCH", (
+            f"{label_}got {got.status}, expected a skip showing {_shown(shows)}{why}"
+            if skip_shown else f"{head} showing {_shown(shows)}, not a skip{why}{skip}")
+    diag = got.diag + ([got.reason] if got.status == "xfail" and got.reason else [])
+    if missing := not_shown(shows, diag, got.reason if got.status == "skip" else None):
+        what = {"skip": "skipped", "xfail": "xfailed"}.get(got.status, "failed")
+        seen = got.reason if got.status == "skip" else _brief(diag)
         return False, "OTHER REASON", (
-            f"failed for another reason: {_brief(got.diag) or 'no diagnostics'}"
+            f"{what} for another reason: {seen or 'no diagnostics'}"
             f" (expected to show {', '.join(missing)})")
     return True, "ok", f"{head}, showing {_shown(shows)}{why}"
 
