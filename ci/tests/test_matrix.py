@@ -214,7 +214,8 @@ class ShowsByTokenTest(unittest.TestCase):
         for line in ("set tx 0: expected EOPNOTSUPP (Operation not supported), got EINVAL "
                      "(Invalid argument)",
                      "expected EOPNOTSUPP \"Unknown device type\", got EINVAL",
-                     "got EINVAL (Invalid argument), expected EOPNOTSUPP (Operation not supported)"):
+                     "got EINVAL (Invalid argument), expected EOPNOTSUPP "
+                     "(Operation not supported)"):
             with self.subTest(line=line):
                 self.assertEqual(selftests_run.not_shown({"errno": "EOPNOTSUPP"}, [line]),
                                  ["errno 'EOPNOTSUPP'"])
