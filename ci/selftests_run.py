@@ -663,6 +663,11 @@ def run_matrix(kernels, outdir, bindir=ROOT / "build/cxx", tree="", timeout=1800
         if not res.ok or not (rw / "complete").is_file():
             problems.append(f"{label} VM: {res.reason()}")
             continue
+        if (rw / "no-timers").is_file():
+            problems.append(f"{label} VM: the kernel has no POSIX timers "
+                            f"({(rw / 'no-timers').read_text().strip()}): the runner's "
+                            "900 s limit per program and ping's -W never fire "
+                            "(CONFIG_POSIX_TIMERS, kernel/configs/vng.config)")
         runs[label] = {prog: read_program(rw, prog, kind, tree) for prog, kind in progs}
     out = judge(runs, expect, progs, list(kernels), problems)
     out.cases = boot_cases + out.cases

@@ -40,6 +40,14 @@ ip link set lo up
 exec bash -c "$1"'
 mkdir -p "$out"
 uname -r > "$out/uname"
+# timeout(1) below, and ping's -W, need POSIX timers (CONFIG_POSIX_TIMERS):
+# without them a hung program hangs the VM. The host names it (no-timers).
+timeout 1 sleep 3
+rc=$?
+if [ $rc -ne 124 ]; then
+	echo "timeout 1 sleep 3 exited $rc, not 124" > "$out/no-timers"
+	echo "### no POSIX timers: timeout 1 sleep 3 exited $rc, not 124"
+fi
 while read -r name kind cmd; do
 	case "$name" in '' | '#'*) continue ;; esac
 	[ -z "$only" ] || [[ ",$only," == *",$name,"* ]] || continue

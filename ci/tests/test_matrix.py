@@ -464,7 +464,7 @@ class RunMatrixTest(unittest.TestCase):
     """run_matrix() with the VM replaced by the recorded results: the "build
     directory" of each kernel is the folder of its recorded outputs."""
 
-    def run_matrix(self, scenario, fail=()):
+    def run_matrix(self, scenario, fail=(), no_timers=()):
         def fake_run_vm(build, command, rwdir, timeout, log_path):
             self.assertIn("selftests/run-in-vm.sh", command)
             label = Path(build).name
@@ -474,6 +474,8 @@ class RunMatrixTest(unittest.TestCase):
             Path(log_path).write_text("console\n")
             if label not in fail:
                 (Path(rwdir) / "complete").write_text("done\n")
+            if label in no_timers:
+                (Path(rwdir) / "no-timers").write_text("timeout 1 sleep 3 exited 0, not 124\n")
             return vm.VmResult(kernel=str(build), command=command,
                                exit_code=1 if label in fail else 0, timed_out=False,
                                seconds=1.0, log_path=str(log_path))
@@ -494,6 +496,14 @@ class RunMatrixTest(unittest.TestCase):
         header = out.matrix.splitlines()[0].split()
         self.assertEqual(header, ["test", "role", "base", "(want)", "patched", "(want)",
                                   "verdict"])
+
+    def test_kernel_without_timers_fails_the_stage(self):
+        out = self.run_matrix("good", no_timers=("patched",))
+        self.assertFalse(out.ok)
+        self.assertEqual(out.problems, [
+            "patched VM: the kernel has no POSIX timers (timeout 1 sleep 3 exited 0, not 124): "
+            "the runner's 900 s limit per program and ping's -W never fire "
+            "(CONFIG_POSIX_TIMERS, kernel/configs/vng.config)"])
 
     def test_broken_rules_fail_the_stage(self):
         out = self.run_matrix("bad")
