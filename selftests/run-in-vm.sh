@@ -8,8 +8,9 @@
 # SELFTEST_KERNEL: the tree the kernel under test is built from, given by the
 # host (ci/selftests_run.py run_matrix()) and exported to every program.
 #
-# Each program runs in namespaces of its own: a fresh network namespace with
-# lo up, and a mount namespace where sysfs is mounted again (sysfs shows the
+# Each program but tc-testing (kind tdc: see below) runs in namespaces of its
+# own: a fresh network namespace with lo up, and a mount namespace where
+# sysfs is mounted again (sysfs shows the
 # devices of the namespace that mounted it; a bare unshare --net still shows
 # the initial namespace's /sys/class/net), with tracefs and debugfs under it.
 # Whatever devices a program leaves go with its namespace.
@@ -57,8 +58,15 @@ while read -r name kind cmd; do
 	cmd=${cmd//@CHURN_SECONDS@/${CHURN_SECONDS:-20}}
 	echo "### running $name: $cmd"
 	start=$SECONDS
-	timeout 900 unshare --net --mount -- bash -c "$in_netns" _ "$cmd" \
-		> "$out/$name.out" 2> "$out/$name.stderr"
+	if [ "$kind" = tdc ]; then
+		# tdc makes a netns of its own for each case and puts the peer of
+		# its veth in /proc/1/ns/net, where it then looks for it: it runs
+		# in the initial namespaces.
+		run=(bash -c "$cmd")
+	else
+		run=(unshare --net --mount -- bash -c "$in_netns" _ "$cmd")
+	fi
+	timeout 900 "${run[@]}" > "$out/$name.out" 2> "$out/$name.stderr"
 	rc=$?
 	seconds=$((SECONDS - start))
 	echo $rc > "$out/$name.rc"
