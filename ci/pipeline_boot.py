@@ -1,5 +1,5 @@
 """The stages that boot the kernels: KUnit in UML (kunit/run.py) on the
-patched tree, and the selftests with the tc-testing peer suite on the base
+patched tree, and the selftests with the tree's tc-testing on the base
 and the patched kernel under virtme-ng (ci/selftests_run.py), then the
 negative-control kernel."""
 
@@ -96,10 +96,10 @@ class BootStages(TreeStages):
         """The patched kernel built with kernel/configs/debug.config (KASAN,
         lockdep, PROVE_RCU, UBSAN, kmemleak with a scan at the end) and with
         kcsan.config, each booted with the judged programs, churn included
-        (the tc-testing peer suite needs a base kernel beside it). A splat,
+        (tc-testing is the vm stage's). A splat,
         a KCSAN report or a kmemleak object fails the kernel's run."""
         import selftests_run  # noqa: PLC0415
-        progs = [(p, k) for p, k in selftests_run.programs() if k != "peer"]
+        progs = [(p, k) for p, k in selftests_run.programs() if k != "tdc"]
         self.checkout(self.series_tree, self.tip)
         summaries, ok = [], True
         for cfg in ("debug", "kcsan"):

@@ -22,6 +22,8 @@ PACKAGES=(
 	python3-ply python3-git
 	# VM (TCG) and the tests run inside it
 	qemu-system-x86 busybox-static iproute2 ethtool python3-pyroute2 python3-scapy
+	# ping: the setup of the tc-testing cases 82d9 and c797
+	iputils-ping
 	# C++ selftests and tools
 	cmake g++ libmnl-dev libgtest-dev clang-format clang-tidy
 	nlohmann-json3-dev libcli11-dev libtracefs-dev libtraceevent-dev pkg-config

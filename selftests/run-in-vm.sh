@@ -1,9 +1,19 @@
 #!/usr/bin/env bash
 # Runs inside the VM (as root): every selftest program listed in
-# selftests/programs.txt, each program's KTAP to OUT/<name>.ktap and its exit
-# code to OUT/<name>.rc. Exits 0 when all ran; judging is done on the host.
-# Usage: run-in-vm.sh OUT BINDIR [KERNEL_TREE] [--only=NAME,NAME...]
+# selftests/programs.txt, each program's KTAP to OUT/<name>.ktap, its exit
+# code to OUT/<name>.rc and its wall time in seconds to OUT/<name>.seconds.
+# Exits 0 when all ran; judging is done on the host.
+# Usage: SELFTEST_KERNEL=base|patched run-in-vm.sh OUT BINDIR [KERNEL_TREE] [--only=NAME,NAME...]
 # (--only: run just those programs, e.g. on a stable tree)
+# SELFTEST_KERNEL: the tree the kernel under test is built from, given by the
+# host (ci/selftests_run.py run_matrix()) and exported to every program.
+#
+# Each program but tc-testing (kind tdc: see below) runs in namespaces of its
+# own: a fresh network namespace with lo up, and a mount namespace where
+# sysfs is mounted again (sysfs shows the
+# devices of the namespace that mounted it; a bare unshare --net still shows
+# the initial namespace's /sys/class/net), with tracefs and debugfs under it.
+# Whatever devices a program leaves go with its namespace.
 set -uo pipefail
 out=$1 bindir=$2 kernel_tree='' only=''
 for arg in "${@:3}"; do
@@ -12,9 +22,33 @@ for arg in "${@:3}"; do
 	*) kernel_tree=$arg ;;
 	esac
 done
+case "${SELFTEST_KERNEL:-}" in
+base | patched) export SELFTEST_KERNEL ;;
+*)
+	echo "$0: SELFTEST_KERNEL must be base or patched, not '${SELFTEST_KERNEL:-}'" >&2
+	exit 2
+	;;
+esac
 here=$(cd "$(dirname "$0")" && pwd)
+# Run by bash -c in the new namespaces, the program's command as $1; a
+# failure of the setup is the program's (exit code and stderr).
+# shellcheck disable=SC2016 # $1 is the inner shell's
+in_netns='set -e
+mount -t sysfs sysfs /sys
+mount -t tracefs nodev /sys/kernel/tracing
+mount -t debugfs nodev /sys/kernel/debug
+ip link set lo up
+exec bash -c "$1"'
 mkdir -p "$out"
 uname -r > "$out/uname"
+# timeout(1) below, and ping's -W, need POSIX timers (CONFIG_POSIX_TIMERS):
+# without them a hung program hangs the VM. The host names it (no-timers).
+timeout 1 sleep 3
+rc=$?
+if [ $rc -ne 124 ]; then
+	echo "timeout 1 sleep 3 exited $rc, not 124" > "$out/no-timers"
+	echo "### no POSIX timers: timeout 1 sleep 3 exited $rc, not 124"
+fi
 while read -r name kind cmd; do
 	case "$name" in '' | '#'*) continue ;; esac
 	[ -z "$only" ] || [[ ",$only," == *",$name,"* ]] || continue
@@ -23,9 +57,20 @@ while read -r name kind cmd; do
 	cmd=${cmd//@SELFTESTS@/$here}
 	cmd=${cmd//@CHURN_SECONDS@/${CHURN_SECONDS:-20}}
 	echo "### running $name: $cmd"
-	timeout 900 bash -c "$cmd" > "$out/$name.out" 2> "$out/$name.stderr"
+	start=$SECONDS
+	if [ "$kind" = tdc ]; then
+		# tdc makes a netns of its own for each case and puts the peer of
+		# its veth in /proc/1/ns/net, where it then looks for it: it runs
+		# in the initial namespaces.
+		run=(bash -c "$cmd")
+	else
+		run=(unshare --net --mount -- bash -c "$in_netns" _ "$cmd")
+	fi
+	timeout 900 "${run[@]}" > "$out/$name.out" 2> "$out/$name.stderr"
 	rc=$?
+	seconds=$((SECONDS - start))
 	echo $rc > "$out/$name.rc"
+	echo $seconds > "$out/$name.seconds"
 	if [ "$kind" != exit ]; then
 		cp "$out/$name.out" "$out/$name.ktap"
 	else
@@ -37,7 +82,7 @@ while read -r name kind cmd; do
 		printf 'TAP version 13\n1..1\n%s\n' "$res" > "$out/$name.ktap"
 	fi
 	sed 's/^/    /' "$out/$name.out" | tail -n 40
-	echo "### $name exit $rc"
+	echo "### $name exit $rc after ${seconds}s"
 done < "$here/programs.txt"
 # Debug kernels (kernel/configs/debug.config): an explicit kmemleak scan after
 # all programs. Its reports ("unreferenced object 0x...") go to the console,

@@ -8,7 +8,6 @@ from collections import Counter
 from pathlib import Path
 
 import checks
-import selftests_run
 
 ENV = {"GIT_AUTHOR_NAME": "A U", "GIT_AUTHOR_EMAIL": "a@example.invalid",
        "GIT_COMMITTER_NAME": "A U", "GIT_COMMITTER_EMAIL": "a@example.invalid"}
@@ -206,64 +205,6 @@ class XmitDisasmTest(unittest.TestCase):
         self.assertEqual(checks.normalise_disassembly(text, "dummy_xmit"),
                          ["call <dummy_xmit+0x5>", "R_X86_64_PLT32 .text.unlikely+OFF",
                           "jmp <dummy_xmit+0xc>"])
-
-
-class KtapTest(unittest.TestCase):
-    def test_parse(self):
-        res = selftests_run.parse_ktap(
-            "TAP version 13\n1..3\nok 1 a\nnot ok 2 b\nok 3 c # SKIP no module\n"
-            "  ok 1 nested\n# Totals: pass:1 fail:1\n")
-        self.assertEqual(res, {"a": ("pass", ""), "b": ("fail", ""), "c": ("skip", "no module")})
-
-    def test_expectations_default_to_pass(self):
-        exp = {"p": {"c": {"base": "fail", "why": "feature missing"}}}
-        self.assertEqual(selftests_run.expected(exp, "p", "c", "base"), ("fail", "feature missing"))
-        self.assertEqual(selftests_run.expected(exp, "p", "c", "patched")[0], "pass")
-        self.assertEqual(selftests_run.expected(exp, "p", "other", "base")[0], "pass")
-
-    def test_parse_tdc_tap(self):
-        res = selftests_run.parse_ktap(
-            "Sent 1 packets.\n1..3\nok 1 983a - Create CODEL\n"
-            "not ok 2 38aa - Change CODEL\tCommands executed in this test case:\n"
-            "\t\t$TC qdisc add\nok 3 9178 - Create mq # skipped - no netdevsim\n")
-        self.assertEqual(res, {"983a - Create CODEL": ("pass", ""),
-                               "38aa - Change CODEL": ("fail", ""),
-                               "9178 - Create mq": ("skip", "- no netdevsim")})
-
-
-class PeerTest(unittest.TestCase):
-    LABELS = ["base", "patched"]
-
-    def judge(self, base, patched):
-        return selftests_run.judge_peer("tdc", {"base": base, "patched": patched}, self.LABELS)
-
-    def test_same_results_pass(self):
-        per = {"a": ("pass", ""), "b": ("fail", "")}
-        cases, problems, line = self.judge(per, dict(per))
-        self.assertEqual(problems, [])
-        self.assertEqual(len(cases), 2)
-        self.assertIn("not passing on base either: b", line)
-
-    def test_regression_is_named(self):
-        cases, problems, _ = self.judge({"a": ("pass", "")}, {"a": ("fail", "")})
-        self.assertEqual(problems, ["tdc: regression a (patched: fail)"])
-        self.assertEqual([c.status for c in cases], ["fail"])
-
-    def test_missing_on_patched_is_a_regression(self):
-        _, problems, _ = self.judge({"a": ("pass", ""), "b": ("pass", "")}, {"a": ("pass", "")})
-        self.assertEqual(problems, ["tdc: regression b (patched: missing)"])
-
-    def test_skip_where_base_passes_is_a_regression(self):
-        _, problems, _ = self.judge({"a": ("pass", "")}, {"a": ("skip", "x")})
-        self.assertTrue(problems)
-
-    def test_fixed_on_patched_is_fine(self):
-        _, problems, _ = self.judge({"a": ("fail", "")}, {"a": ("pass", "")})
-        self.assertEqual(problems, [])
-
-    def test_no_results_fails(self):
-        _, problems, _ = self.judge({}, {"a": ("pass", "")})
-        self.assertEqual(problems, ["tdc: no results on the base kernel"])
 
 
 class KunitJsonTest(unittest.TestCase):

@@ -124,7 +124,7 @@ class ParseTest(unittest.TestCase):
                     ("dummy_queues.channels_get", "pass", ""),
                     ("dummy_queues.qstats_per_queue", "fail", ""),
                     ("dummy_queues.qstats_queue_count.txqs_64", "skip", "netdevsim not available"),
-                    ("dummy_queues.channels_set", "pass", "")])
+                    ("dummy_queues.channels_set", "xfail", "known")])
                 self.assertEqual(k.cases["dummy_queues.qstats_per_queue"].diag,
                                  ["Check failed 1 != 2"])
 
@@ -191,6 +191,116 @@ class ShowsTest(unittest.TestCase):
             {"counter": ["10 != 0 packets sent", "0 != 10 packets dropped"]}, diag), [])
         self.assertEqual(selftests_run.not_shown({"counter": "0 != 10 packets sent"}, diag),
                          ["counter '0 != 10 packets sent'"])
+
+
+class ShowsByTokenTest(unittest.TestCase):
+    """Crafted diagnostics the substring search accepted."""
+
+    def test_counter_is_matched_by_whole_tokens(self):
+        diag = ["link tx_packets +1000, qdisc drops +0"]
+        self.assertEqual(selftests_run.not_shown({"counter": "link tx_packets +100"}, diag),
+                         ["counter 'link tx_packets +100'"])
+        self.assertEqual(selftests_run.not_shown({"counter": "qdisc drops +0"}, diag), [])
+        self.assertEqual(selftests_run.not_shown({"counter": "new_flow_count: 0 != 5"},
+                                                 ["new_flow_count: 0 != 50"]),
+                         ["counter 'new_flow_count: 0 != 5'"])
+        self.assertEqual(selftests_run.not_shown({"counter": "10 != 0"}, ["Check failed 110 != 0"]),
+                         ["counter '10 != 0'"])
+        # Whitespace and punctuation around a token do not matter.
+        self.assertEqual(selftests_run.not_shown({"counter": "10 != 0"},
+                                                 ["Check failed  10 != 0."]), [])
+
+    def test_errno_only_in_what_was_got(self):
+        for line in ("set tx 0: expected EOPNOTSUPP (Operation not supported), got EINVAL "
+                     "(Invalid argument)",
+                     "expected EOPNOTSUPP \"Unknown device type\", got EINVAL",
+                     "got EINVAL (Invalid argument), expected EOPNOTSUPP "
+                     "(Operation not supported)"):
+            with self.subTest(line=line):
+                self.assertEqual(selftests_run.not_shown({"errno": "EOPNOTSUPP"}, [line]),
+                                 ["errno 'EOPNOTSUPP'"])
+                self.assertEqual(selftests_run.not_shown({"errno": "EINVAL"}, [line]), [])
+
+    def test_errno_by_name_or_text(self):
+        for line in ("got EOPNOTSUPP [attribute at offset 20]",
+                     "QSTATS_GET: EOPNOTSUPP (Operation not supported)",
+                     "NlError: Netlink error: Operation not supported"):
+            with self.subTest(line=line):
+                self.assertEqual(selftests_run.not_shown({"errno": "EOPNOTSUPP"}, [line]), [])
+        self.assertEqual(selftests_run.not_shown({"errno": "EINVAL"}, ["got EINVALID"]),
+                         ["errno 'EINVAL'"])
+
+    def test_skip_reason_only_of_a_skip(self):
+        shows = {"skip": "qstats not supported by the device"}
+        self.assertEqual(selftests_run.not_shown(shows, [], "qstats not supported by the device"),
+                         [])
+        self.assertEqual(selftests_run.not_shown(shows, ["qstats not supported by the device"]),
+                         ["skip 'qstats not supported by the device'"])
+
+
+class StatusTest(unittest.TestCase):
+    """XFAIL and skip results against the entries."""
+
+    KTAP = ("TAP version 13\n1..3\n# known: the base dummy has no channels\n"
+            "ok 1 t.xf # XFAIL no channels\n"
+            "ok 2 t.sk # SKIP qstats not supported by the device\n"
+            "ok 3 t.ok\n")
+
+    def judge(self, entries, text=KTAP, tree=""):
+        run = selftests_run.ProgramRun("ktap", 0, selftests_run.parse_results(text, tree))
+        return selftests_run.judge({"base": {"t.py": run}}, {"t.py": entries},
+                                   [("t.py", "ktap")], ["base"])
+
+    GOOD = {"t.xf": {"base": "xfail", "why": "base: x",
+                     "shows": {"base": {"counter": "no channels"}}},
+            "t.sk": {"base": "fail", "why": "base: s",
+                     "shows": {"base": {"skip": "qstats not supported by the device"}}},
+            "t.ok": {"base": "pass", "why": "control: c"}}
+
+    def test_as_expected(self):
+        for tree in ("", TREE) if TREE else ("",):
+            with self.subTest(tree=tree):
+                self.assertEqual(self.judge(self.GOOD, tree=tree).problems, [])
+
+    def test_xfail_is_not_a_pass(self):
+        entries = dict(self.GOOD, **{"t.xf": {"base": "pass", "why": "control: x"}})
+        self.assertEqual(self.judge(entries).problems, [
+            "t.py: t.xf on base: control, got xfail, expected pass: x [no channels]"])
+
+    def test_xfail_needs_what_it_shows(self):
+        entries = dict(self.GOOD, **{"t.xf": {"base": "xfail", "why": "base: x"}})
+        self.assertEqual(self.judge(entries).problems, [
+            "t.py: t.xf on base: got xfail, expected xfail, but expectations.json names "
+            "nothing it must show"])
+
+    def test_skip_is_not_an_allowed_expectation(self):
+        entries = dict(self.GOOD, **{"t.sk": {"base": "skip", "why": "base: s"}})
+        self.assertEqual(self.judge(entries).problems, [
+            "t.py: t.sk on base: expectations.json expects 'skip', which is not one of "
+            "pass, fail, xfail"])
+
+    def test_skip_for_another_reason(self):
+        text = self.KTAP.replace("qstats not supported by the device", "No ifindex supports "
+                                 "qstats")
+        self.assertEqual(self.judge(self.GOOD, text).problems, [
+            "t.py: t.sk on base: skipped for another reason: No ifindex supports qstats "
+            "(expected to show skip 'qstats not supported by the device')"])
+
+    def test_a_skip_is_not_an_expected_failure(self):
+        entries = dict(self.GOOD, **{"t.sk": {"base": "fail", "why": "base: s", "shows": {
+            "base": {"errno": "EOPNOTSUPP"}}}})
+        text = self.KTAP.replace("qstats not supported by the device", "EOPNOTSUPP")
+        self.assertEqual(self.judge(entries, text).problems, [
+            "t.py: t.sk on base: got skip, expected fail showing errno 'EOPNOTSUPP', not a skip:"
+            " base: s [EOPNOTSUPP]"])
+
+    def test_a_failure_is_not_an_expected_skip(self):
+        text = self.KTAP.replace("ok 2 t.sk # SKIP qstats not supported by the device",
+                                 "# qstats not supported by the device\nnot ok 2 t.sk")
+        self.assertEqual(self.judge(self.GOOD, text).problems[0],
+                         "t.py on base: unexpected exit 0: its results imply exit 1")
+        self.assertIn("t.py: t.sk on base: got fail, expected a skip showing skip 'qstats not "
+                      "supported by the device': base: s", self.judge(self.GOOD, text).problems)
 
 
 class JudgeTest(unittest.TestCase):
@@ -319,18 +429,53 @@ class JudgeTest(unittest.TestCase):
                       text)
 
 
+class TimesTest(unittest.TestCase):
+    def test_seconds_per_program_and_kernel(self):
+        runs = {"base": {"a": selftests_run.ProgramRun("ktap", 0, seconds=12),
+                         "bb": selftests_run.ProgramRun("ktap", 0)},
+                "patched": {"a": selftests_run.ProgramRun("ktap", 0, seconds=130)}}
+        table = selftests_run.times_table(runs, [("a", "ktap"), ("bb", "ktap")],
+                                          ["base", "patched"])
+        self.assertEqual(table.splitlines(), ["seconds  base  patched",
+                                              "a          12      130",
+                                              "bb          -        -",
+                                              "total      12      130"])
+
+    def test_runner_refuses_to_run_without_the_kernel_named(self):
+        import subprocess
+        env = {k: v for k, v in os.environ.items() if k != "SELFTEST_KERNEL"}
+        for value in (None, "no-callback"):
+            if value:
+                env["SELFTEST_KERNEL"] = value
+            with tempfile.TemporaryDirectory() as tmp:
+                res = subprocess.run(["bash", str(ROOT / "selftests/run-in-vm.sh"), tmp, tmp],
+                                     env=env, capture_output=True, text=True)
+                self.assertEqual(res.returncode, 2)
+                self.assertIn("SELFTEST_KERNEL must be base or patched", res.stderr)
+                self.assertEqual(list(Path(tmp).iterdir()), [])
+
+    def test_kernel_labels_name_their_tree(self):
+        self.assertEqual([selftests_run.selftest_kernel(k)
+                          for k in ("base", "patched", "no-callback")],
+                         ["base", "patched", "patched"])
+
+
 class RunMatrixTest(unittest.TestCase):
     """run_matrix() with the VM replaced by the recorded results: the "build
     directory" of each kernel is the folder of its recorded outputs."""
 
-    def run_matrix(self, scenario, fail=()):
+    def run_matrix(self, scenario, fail=(), no_timers=()):
         def fake_run_vm(build, command, rwdir, timeout, log_path):
             self.assertIn("selftests/run-in-vm.sh", command)
+            label = Path(build).name
+            # The tree each kernel is built from, told to the programs.
+            self.assertTrue(command.startswith(f"SELFTEST_KERNEL={label} "), command)
             shutil.copytree(build, rwdir, dirs_exist_ok=True)
             Path(log_path).write_text("console\n")
-            label = Path(build).name
             if label not in fail:
                 (Path(rwdir) / "complete").write_text("done\n")
+            if label in no_timers:
+                (Path(rwdir) / "no-timers").write_text("timeout 1 sleep 3 exited 0, not 124\n")
             return vm.VmResult(kernel=str(build), command=command,
                                exit_code=1 if label in fail else 0, timed_out=False,
                                seconds=1.0, log_path=str(log_path))
@@ -351,6 +496,14 @@ class RunMatrixTest(unittest.TestCase):
         header = out.matrix.splitlines()[0].split()
         self.assertEqual(header, ["test", "role", "base", "(want)", "patched", "(want)",
                                   "verdict"])
+
+    def test_kernel_without_timers_fails_the_stage(self):
+        out = self.run_matrix("good", no_timers=("patched",))
+        self.assertFalse(out.ok)
+        self.assertEqual(out.problems, [
+            "patched VM: the kernel has no POSIX timers (timeout 1 sleep 3 exited 0, not 124): "
+            "the runner's 900 s limit per program and ping's -W never fire "
+            "(CONFIG_POSIX_TIMERS, kernel/configs/vng.config)"])
 
     def test_broken_rules_fail_the_stage(self):
         out = self.run_matrix("bad")

@@ -1,5 +1,5 @@
 """The main command's vm-debug stage: the patched kernel built with each
-debug config and booted with the judged programs (no peer suite), its cases
+debug config and booted with the judged programs (no tc-testing), its cases
 named after the config, and a failing config failing the stage."""
 
 import contextlib
@@ -34,7 +34,7 @@ class VmDebugTest(unittest.TestCase):
             st = pipeline.Stage("vm_debug")
             with mock.patch.object(selftests_run, "run_matrix", fake_matrix), \
                     mock.patch.object(selftests_run, "programs",
-                                      lambda: [("churn", "ktap"), ("tc-testing", "peer")]), \
+                                      lambda: [("churn", "ktap"), ("tc-testing", "tdc")]), \
                     mock.patch.object(pipeline.Pipeline, "checkout", lambda *a: None), \
                     mock.patch.object(pipeline.Pipeline, "build",
                                       lambda self, src, out, label, **kw:
@@ -56,7 +56,7 @@ class VmDebugTest(unittest.TestCase):
         self.assertEqual([c[0] for c in calls], ["debug", "kcsan"])
         for _, kernels, kw in calls:
             self.assertEqual(list(kernels), ["patched"])
-            self.assertEqual(kw["progs"], [("churn", "ktap")])  # no peer suite
+            self.assertEqual(kw["progs"], [("churn", "ktap")])  # no tc-testing
             self.assertEqual(kw["churn_seconds"], 60)
         self.assertEqual([c.suite for c in st.cases], ["debug.vm.patched", "kcsan.vm.patched"])
 

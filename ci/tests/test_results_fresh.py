@@ -1,0 +1,254 @@
+"""Documentation/results/ holds no result older than the code it describes.
+
+A results directory is stamped when it holds a bench.json with
+environment.source, or a source.json, as tools/bench/bench_runner.py
+source_stamp() writes them: the project commit, whether the tree had local
+changes, and the sha256 of patches/. A stamped directory is fresh when
+
+- its stamp is clean and its commit is in the history;
+- its patches sha256 is the digest of patches/ at that commit (else the run
+  was not of that commit's patches);
+- none of its inputs (INPUTS) changed from that commit to the work tree.
+
+Every other results file, and one whose stamp is not fresh, must be listed
+under "## Stale" in Documentation/results/README.md; a listed path must
+exist. The cover letters (0000-cover-letter.patch) quote results and build
+nothing: they are no input.
+"""
+
+import hashlib
+import json
+import re
+import subprocess
+import tempfile
+import unittest
+from pathlib import Path, PurePosixPath
+
+ROOT = Path(__file__).resolve().parents[2]
+RESULTS = "Documentation/results"
+COVER = ":(exclude)patches/**/0000-cover-letter.patch"
+BENCH = ["patches", "tools/bench", "kernel/configs/uml-bench.config"]
+VM = ["patches", "selftests", "lib", "ci/selftests_run.py", "ci/vm.py", "kernel/configs"]
+# What the results of each directory of Documentation/results/ depend on
+# ("" for the files at its top: the test command's record, which is of
+# everything).
+INPUTS = {
+    "bench": BENCH, "bench-s2": BENCH, "bench-sinks": BENCH,
+    "vm-debug": VM, "vm-kcsan": VM,
+    "stable": VM + ["tools/series/stable.py"],
+    "b4": ["patches", "tools/series/b4flow.py"],
+    "": ["."],
+}
+
+
+def git(root, *args, check=True):
+    res = subprocess.run(["git", "-C", str(root), *args], capture_output=True, text=True)
+    if check and res.returncode:
+        raise RuntimeError(f"git {' '.join(args)}: {res.stderr.strip()}")
+    return res
+
+
+def patches_digest_at(root, commit):
+    """source_stamp()'s patches_sha256 of patches/ as committed at commit."""
+    names = git(root, "ls-tree", "-r", "--name-only", commit, "--", "patches").stdout.split()
+    digest = hashlib.sha256()
+    # source_stamp() sorts Paths: by their components, not as strings.
+    for name in sorted((n for n in names if n.endswith(".patch")),
+                       key=lambda n: PurePosixPath(n).parts):
+        data = subprocess.run(["git", "-C", str(root), "show", f"{commit}:{name}"],
+                              capture_output=True, check=True).stdout
+        digest.update(name.encode() + b"\0" + data)
+    return digest.hexdigest()
+
+
+def stamp_of(directory):
+    """The source stamp of a results directory, or None."""
+    for name, keys in (("bench.json", ("environment", "source")), ("source.json", ())):
+        f = directory / name
+        if f.is_file():
+            data = json.loads(f.read_text())
+            for key in keys:
+                data = data.get(key) if isinstance(data, dict) else None
+            if isinstance(data, dict) and "commit" in data:
+                return data
+    return None
+
+
+def stale_listed(root):
+    """The paths (relative to Documentation/results, a directory ending in
+    "/") listed under "## Stale" in its README.md."""
+    text = (root / RESULTS / "README.md").read_text()
+    m = re.search(r"^## Stale\n(.*?)(?=^## |\Z)", text, re.M | re.S)
+    if not m:
+        return []
+    return [p for line in m[1].splitlines() if line.startswith("- ")
+            for p in re.findall(r"`([^`]+)`", line.split(":", 1)[0])]
+
+
+def stamp_problem(root, stamp, inputs):
+    """Why a stamped directory is not fresh; "" if it is."""
+    commit = stamp.get("commit", "")
+    if stamp.get("dirty", True):
+        return f"stamped from a tree with local changes at {commit[:12]}"
+    if git(root, "cat-file", "-e", f"{commit}^{{commit}}", check=False).returncode:
+        return f"stamp commit {commit[:12] or '(none)'} is not in the history"
+    if stamp.get("patches_sha256") != patches_digest_at(root, commit):
+        return f"patches sha256 of the stamp is not that of patches/ at {commit[:12]}"
+    changed = git(root, "diff", "--name-only", commit, "--", *inputs, COVER).stdout.split()
+    changed += git(root, "ls-files", "--others", "--exclude-standard", "--", *inputs,
+                   COVER).stdout.split()
+    if changed:
+        shown = ", ".join(changed[:3]) + (f" and {len(changed) - 3} more" if len(changed) > 3
+                                          else "")
+        return f"its inputs changed since {commit[:12]}: {shown}"
+    return ""
+
+
+def results_problems(root=ROOT):
+    """Every results file that is neither fresh by its directory's stamp
+    nor listed as stale, and every listed path that does not exist."""
+    base = root / RESULTS
+    listed = stale_listed(root)
+    problems = [f"{p}: listed as stale but not there" for p in listed
+                if not (base / p).exists()]
+
+    def is_listed(rel):
+        return any(rel == p or (p.endswith("/") and rel.startswith(p)) for p in listed)
+
+    verdicts = {}
+    for f in sorted(base.rglob("*")):
+        rel = f.relative_to(base).as_posix()
+        if not f.is_file() or rel == "README.md" or is_listed(rel):
+            continue
+        top = rel.split("/", 1)[0] if "/" in rel else ""
+        if top not in INPUTS:
+            problems.append(f"{rel}: no inputs defined for results directory {top!r}")
+            continue
+        if top not in verdicts:
+            stamp = stamp_of(base / top) if top else None
+            verdicts[top] = ("no source stamp" if stamp is None else
+                             stamp_problem(root, stamp, INPUTS[top]))
+        if verdicts[top]:
+            problems.append(f"{rel}: {verdicts[top]}, and README.md does not list it as stale")
+    return problems
+
+
+class ResultsFreshTest(unittest.TestCase):
+    def test_results_are_fresh_or_listed_stale(self):
+        if git(ROOT, "rev-parse", "--is-shallow-repository", check=False).stdout.strip() \
+                == "true":
+            self.skipTest("a shallow clone lacks the stamps' commits")
+        self.assertEqual(results_problems(), [])
+
+    def test_every_directory_has_its_inputs(self):
+        dirs = {p.name for p in (ROOT / RESULTS).iterdir() if p.is_dir()}
+        self.assertEqual(dirs - set(INPUTS), set())
+
+
+class CraftedResultsTest(unittest.TestCase):
+    """A repository of its own: patches/, tools/bench, results stamped by
+    the first commit."""
+
+    def setUp(self):
+        self.tmp = tempfile.TemporaryDirectory()
+        self.root = Path(self.tmp.name)
+        git(self.root, "init", "-q")
+        git(self.root, "config", "user.email", "t@example.org")
+        git(self.root, "config", "user.name", "t")
+        self.write("patches/net/qdisc/0001-fix.patch", "fix\n")
+        self.write("patches/net-next/dummy/0000-cover-letter.patch", "cover\n")
+        self.write("tools/bench/bench.py", "print(1)\n")
+        self.write("selftests/programs.txt", "a ktap a\n")
+        self.write(f"{RESULTS}/README.md", "# Results\n\n## Stale\n\n- `test-run.md`: old\n")
+        self.write(f"{RESULTS}/test-run.md", "old run\n")
+        self.commit("one")
+        self.stamp = {"commit": git(self.root, "rev-parse", "HEAD").stdout.strip(),
+                      "dirty": False,
+                      "patches_sha256": patches_digest_at(self.root, "HEAD")}
+        self.write(f"{RESULTS}/bench/bench.json",
+                   json.dumps({"environment": {"source": self.stamp}}))
+        self.write(f"{RESULTS}/bench/bench.md", "results\n")
+        self.commit("results")
+
+    def tearDown(self):
+        self.tmp.cleanup()
+
+    def write(self, rel, text):
+        f = self.root / rel
+        f.parent.mkdir(parents=True, exist_ok=True)
+        f.write_text(text)
+
+    def commit(self, msg):
+        git(self.root, "add", "-A")
+        git(self.root, "commit", "-q", "-m", msg)
+
+    def test_fresh(self):
+        self.assertEqual(results_problems(self.root), [])
+
+    def test_digest_is_source_stamps(self):
+        import sys
+        sys.path.insert(0, str(ROOT / "tools/bench"))
+        import bench_runner
+        self.assertEqual(bench_runner.source_stamp(self.root)["patches_sha256"],
+                         self.stamp["patches_sha256"])
+
+    def test_cover_letter_is_no_input(self):
+        self.write("patches/net-next/dummy/0000-cover-letter.patch", "cover, with results\n")
+        self.commit("cover")
+        self.assertEqual(results_problems(self.root), [])
+
+    def test_bench_code_changed_since(self):
+        self.write("tools/bench/bench.py", "print(2)\n")
+        self.assertEqual(results_problems(self.root), [
+            "bench/bench.json: its inputs changed since "
+            f"{self.stamp['commit'][:12]}: tools/bench/bench.py, and README.md does not list "
+            "it as stale",
+            "bench/bench.md: its inputs changed since "
+            f"{self.stamp['commit'][:12]}: tools/bench/bench.py, and README.md does not list "
+            "it as stale"])
+        self.commit("bench")
+        self.assertEqual(len(results_problems(self.root)), 2)
+
+    def test_new_patch_since(self):
+        self.write("patches/net/qdisc/0002-more.patch", "more\n")
+        self.assertIn("patches/net/qdisc/0002-more.patch", results_problems(self.root)[0])
+
+    def test_stamp_of_other_patches(self):
+        stamp = dict(self.stamp, patches_sha256="0" * 64)
+        self.write(f"{RESULTS}/bench/bench.json", json.dumps({"environment": {"source": stamp}}))
+        self.assertIn("patches sha256 of the stamp is not that of patches/ at",
+                      results_problems(self.root)[0])
+
+    def test_dirty_or_unknown_stamp(self):
+        for stamp, why in ((dict(self.stamp, dirty=True), "with local changes"),
+                           (dict(self.stamp, commit="f" * 40), "is not in the history")):
+            self.write(f"{RESULTS}/bench/bench.json",
+                       json.dumps({"environment": {"source": stamp}}))
+            self.assertIn(why, results_problems(self.root)[0])
+
+    def test_other_code_does_not_matter(self):
+        self.write("selftests/programs.txt", "b ktap b\n")
+        self.commit("selftests")
+        self.assertEqual(results_problems(self.root), [])
+
+    def test_unstamped_must_be_listed(self):
+        self.write(f"{RESULTS}/bench-s2/bench.md", "old\n")
+        self.assertEqual(results_problems(self.root), [
+            "bench-s2/bench.md: no source stamp, and README.md does not list it as stale"])
+        self.write(f"{RESULTS}/README.md",
+                   "# Results\n\n## Stale\n\n- `test-run.md`, `bench-s2/`: old\n\n## Other\n")
+        self.assertEqual(results_problems(self.root), [])
+
+    def test_listed_but_gone(self):
+        self.write(f"{RESULTS}/README.md", "## Stale\n\n- `test-run.md`, `vm-debug/`: old\n")
+        self.assertEqual(results_problems(self.root),
+                         ["vm-debug/: listed as stale but not there"])
+
+    def test_stale_stamp_listed_is_accepted(self):
+        self.write("tools/bench/bench.py", "print(2)\n")
+        self.write(f"{RESULTS}/README.md", "## Stale\n\n- `test-run.md`, `bench/`: old\n")
+        self.assertEqual(results_problems(self.root), [])
+
+
+if __name__ == "__main__":
+    unittest.main()

@@ -1,0 +1,174 @@
+"""tc-testing judged case by case (kind "tdc"): tdc's TAP read by
+parse_tdc(), the series' cases as expectations.json says, every other case
+passing on every kernel, and the runner as a whole (plan, exit code, all
+cases skipped).
+
+Each crafted run below is one the old peer rule ("what passes on base
+passes on patched") accepted."""
+
+import sys
+import unittest
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(ROOT / "ci"))
+import selftests_run  # noqa: E402
+
+LABELS = ["base", "patched"]
+PROGS = [("tc-testing", "tdc")]
+EXPECT = {"tc-testing": {
+    "d351": {"base": "fail", "patched": "pass",
+             "why": "base: the filter's deletion leaves the flag cleared",
+             "shows": {"base": {"counter": "new_flow_count: 0 != 5"}}},
+    "24f9": {"base": "pass", "patched": "pass", "why": "control: fresh qdisc bypasses"}}}
+
+# tdc's stdout as tc-testing.sh leaves it: progress, then the TAP.
+HEAD = "considering category fq_codel\nSent 5 packets.\n\nAll test results: \n\n"
+
+
+def tap(*results):
+    return HEAD + f"1..{len(results)}\n" + "".join(results) + "\n\n\n"
+
+
+def ok(n, tid, name="a case"):
+    return f"ok {n} {tid} - {name}\n"
+
+
+def failed(n, tid, msg):
+    return (f"not ok {n} {tid} - a case\tCommands executed in this test case:\n"
+            f"\t\t$TC qdisc add dev $DUMMY root fq_codel\n\t{msg}\n"
+            "Matching against output: {'kind': 'fq_codel', 'packets': 5}\n")
+
+
+def skipped(n, tid):
+    return f"ok {n} {tid} - a case # skipped - no netdevsim\n"
+
+
+D351_BASE = "Value doesn't match: new_flow_count: 0 != 5"
+GOOD = {"base": (1, tap(ok(1, "24f9"), failed(2, "d351", D351_BASE), ok(3, "82d9"))),
+        "patched": (0, tap(ok(1, "24f9"), ok(2, "d351"), ok(3, "82d9")))}
+
+
+def judge(outputs, expect=EXPECT):
+    runs = {label: {"tc-testing": selftests_run.ProgramRun(
+        "tdc", rc, selftests_run.parse_tdc(text))} for label, (rc, text) in outputs.items()}
+    return selftests_run.judge(runs, expect, PROGS, LABELS)
+
+
+class ParseTdcTest(unittest.TestCase):
+    def test_cases_by_id_with_what_follows_them(self):
+        k = selftests_run.parse_tdc(GOOD["base"][1])
+        self.assertEqual((k.plan, k.problems), (3, []))
+        self.assertEqual([(n, r.status) for n, r in k.results],
+                         [("24f9", "pass"), ("d351", "fail"), ("82d9", "pass")])
+        self.assertEqual(k.cases["d351"].diag, [
+            "Commands executed in this test case:", "$TC qdisc add dev $DUMMY root fq_codel",
+            D351_BASE, "Matching against output: {'kind': 'fq_codel', 'packets': 5}"])
+        self.assertEqual(k.cases["24f9"].diag, [])
+
+    def test_skip_and_numbering(self):
+        k = selftests_run.parse_tdc(tap(skipped(1, "9178"), ok(3, "983a")))
+        self.assertEqual((k.cases["9178"].status, k.cases["9178"].reason),
+                         ("skip", "no netdevsim"))
+        self.assertEqual(k.problems, ["983a: Expected test number 2 but found 3"])
+
+    def test_no_plan_no_results(self):
+        k = selftests_run.parse_tdc(HEAD + ok(1, "24f9"))
+        self.assertEqual((k.plan, k.results), (None, []))
+
+
+class JudgeTdcTest(unittest.TestCase):
+    def test_as_expected(self):
+        out = judge(GOOD)
+        self.assertEqual(out.problems, [])
+        self.assertTrue(out.ok)
+        self.assertIn("tc-testing: 1 other case(s) without an entry, each passing on base, "
+                      "patched", out.matrix)
+        cases = {(c.suite, c.name): c for c in out.cases}
+        self.assertIn("showing counter 'new_flow_count: 0 != 5'",
+                      cases["selftests.base", "tc-testing: d351"].message)
+
+    def test_own_case_failing_on_both_kernels(self):
+        bad = dict(GOOD, patched=(1, tap(ok(1, "24f9"), failed(2, "d351", D351_BASE),
+                                         ok(3, "82d9"))))
+        out = judge(bad)
+        self.assertFalse(out.ok)
+        self.assertEqual(out.problems, [
+            "tc-testing: d351 on patched: got fail, expected pass: base: the filter's deletion "
+            "leaves the flag cleared [Commands executed in this test case: | $TC qdisc add dev "
+            "$DUMMY root fq_codel | Value doesn't match: new_flow_count: 0 != 5 | Matching "
+            "against output: {'kind': 'fq_codel', 'packets': 5}]"])
+
+    def test_own_case_failing_on_base_for_another_reason(self):
+        bad = dict(GOOD, base=(1, tap(ok(1, "24f9"), failed(2, "d351", "Command exited with 2"),
+                                      ok(3, "82d9"))))
+        self.assertIn("tc-testing: d351 on base: failed for another reason",
+                      "\n".join(judge(bad).problems))
+
+    def test_other_case_failing_on_patched(self):
+        bad = dict(GOOD, patched=(1, tap(ok(1, "24f9"), ok(2, "d351"),
+                                         failed(3, "82d9", "Value doesn't match: packets"))))
+        out = judge(bad)
+        self.assertEqual(len(out.problems), 1)
+        self.assertTrue(out.problems[0].startswith("tc-testing: 82d9 on patched: got fail, "
+                                                   "expected pass"), out.problems)
+        self.assertIn("tc-testing: 82d9", out.matrix)
+
+    def test_other_case_skipped_on_patched(self):
+        bad = dict(GOOD, patched=(0, tap(ok(1, "24f9"), ok(2, "d351"), skipped(3, "82d9"))))
+        self.assertEqual(judge(bad).problems, [
+            "tc-testing: 82d9 on patched: got skip, expected pass [no netdevsim]"])
+
+    def test_all_skipped(self):
+        bad = dict(GOOD, patched=(0, tap(skipped(1, "24f9"), skipped(2, "d351"),
+                                         skipped(3, "82d9"))))
+        text = "\n".join(judge(bad).problems)
+        self.assertIn("tc-testing on patched: all 3 case(s) skipped", text)
+
+    def test_runner_crash_without_plan(self):
+        crash = HEAD + ("Traceback (most recent call last):\n"
+                        "pyroute2.netlink.exceptions.NetlinkError: (34, 'Numerical result "
+                        "out of range')\n")
+        out = judge(dict(GOOD, patched=(1, crash)))
+        text = "\n".join(out.problems)
+        self.assertIn("tc-testing on patched: unexpected exit 1: its results imply exit 4", text)
+        self.assertIn("tc-testing on patched: no KTAP plan", text)
+        self.assertIn("tc-testing: d351 on patched: never ran, expected pass", text)
+
+    def test_runner_killed_after_some_results(self):
+        out = judge(dict(GOOD, patched=(124, HEAD + "1..3\n" + ok(1, "24f9"))))
+        text = "\n".join(out.problems)
+        self.assertIn("tc-testing on patched: crashed: exit 124 (killed by the 900 s timeout)",
+                      text)
+        self.assertIn("tc-testing on patched: plan 1..3 but 1 result(s) (missing cases)", text)
+
+    def test_exit_code_not_explained_by_the_cases(self):
+        out = judge(dict(GOOD, patched=(1, GOOD["patched"][1])))
+        self.assertEqual(out.problems, [
+            "tc-testing on patched: unexpected exit 1: its results imply exit 0"])
+
+    def test_listed_case_missing(self):
+        bad = {k: (rc, text.replace("24f9", "24f8")) for k, (rc, text) in GOOD.items()}
+        text = "\n".join(judge(bad).problems)
+        self.assertIn("tc-testing: 24f9 on base: control, never ran, expected pass", text)
+
+
+class ExpectationsTdcTest(unittest.TestCase):
+    """selftests/expectations.json lists the series' tc-testing cases: the
+    ids of the tc-testing patch of patches/net-next/qdisc-bypass."""
+
+    def test_the_series_cases_are_listed(self):
+        patch = next((ROOT / "patches/net-next/qdisc-bypass").glob("*-selftests-tc-testing-*"))
+        import re
+        ids = set(re.findall(r'^\+\s+"id": "(\w+)"', patch.read_text(), re.M))
+        self.assertEqual(len(ids), 9)
+        listed = selftests_run.load_expectations()["tc-testing"]
+        self.assertEqual(set(listed), ids)
+        for tid, entry in listed.items():
+            with self.subTest(tid=tid):
+                self.assertEqual(entry["patched"], "pass")
+                self.assertIn("the series' case", entry["why"])
+
+
+if __name__ == "__main__":
+    unittest.main()
