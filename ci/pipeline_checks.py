@@ -116,6 +116,10 @@ class CheckStages(TreeStages):
             cocci=checks.Cocci(tree, make, CACHE / "cocci-cache.json", log=log),
             disasm=disasm, objects=self.object_builds(tree, sources),
             tools=checks.SelftestsBuild(tree, self.tools_make(tree), log=log))
+        t0 = time.monotonic()
+        if checks.ruff.available():
+            checks.ruff.prefetch(tree, commits)
+        ctx.seconds["ruff"] = time.monotonic() - t0
         self.patch_reports = self.check_commits(tree, self.applied, ctx)
         # Series-level checks.
         infos = []

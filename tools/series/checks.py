@@ -660,19 +660,49 @@ class Ruff(Linter):
     def available(self):
         return ruff_command() is not None
 
+    def __init__(self):
+        self.cache = {}  # blob id -> output lines (path replaced by "PATH")
+
     def lint(self, tree, path):
         return self.lint_files(tree, [path])[path]
 
+    def lint_blobs(self, tree, blobs):
+        """Lint the blobs not yet cached, in one run: node loads ruff's
+        WebAssembly (seconds of CPU) once."""
+        todo = sorted(set(blobs) - set(self.cache))
+        if not todo:
+            return
+        with tempfile.TemporaryDirectory() as tmp:
+            names = []
+            for blob in todo:
+                _, text = run(["git", "cat-file", "blob", blob], cwd=tree)
+                (Path(tmp) / f"{blob}.py").write_text(text)
+                names.append(f"{blob}.py")
+                self.cache[blob] = []
+            _, out = run([*ruff_command(), *names], cwd=tmp)
+        for line in out.splitlines():
+            name, _, rest = line.partition(":")
+            if name.removesuffix(".py") in self.cache:
+                self.cache[name.removesuffix(".py")].append("PATH:" + rest)
+
+    def prefetch(self, tree, commits):
+        """Every .py blob the commits' checks will read, linted at once."""
+        blobs = []
+        for commit in commits:
+            for status, path in touched_files(tree, commit):
+                if not path.endswith(".py") or status not in "AM":
+                    continue
+                for rev in ([commit] if status == "A" else [f"{commit}^", commit]):
+                    code, blob = run(["git", "rev-parse", f"{rev}:{path}"], cwd=tree)
+                    if code == 0:
+                        blobs.append(blob.strip())
+        self.lint_blobs(tree, blobs)
+
     def lint_files(self, tree, paths):
-        """One run for all files: node loads ruff's WebAssembly once."""
-        found = {path: [] for path in paths}
-        if paths:
-            _, out = run([*ruff_command(), *paths], cwd=tree)
-            for line in out.splitlines():
-                path = line.split(":", 1)[0]
-                if path in found:
-                    found[path].append(line)
-        return found
+        blobs = {path: git(tree, "rev-parse", f"HEAD:{path}") for path in paths}
+        self.lint_blobs(tree, blobs.values())
+        return {path: [ln.replace("PATH:", f"{path}:", 1) for ln in self.cache[blob]]
+                for path, blob in blobs.items()}
 
     def classify(self, line):
         return "error" if re.match(r"^\S+:\d+: \[[^\]]+\] ", line) else None
