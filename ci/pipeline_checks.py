@@ -31,7 +31,7 @@ NEGATIVE_CONTROLS = {
         "verify_signedoff": "author Signed-off-by missing",
         "verify_fixes": "Subject does not match target commit subject",
         "cc_maintainers": "maintainers not CCed",
-        "maintainers": "Errors and warnings before",
+        "maintainers": "no file matches F:",
         "build_32bit": "__udivdi3",
         "build_clang": "variable 'negative_count' set but not used",
         "build_allmodconfig_warn": "unused variable 'unused_variable'",

@@ -215,6 +215,20 @@ class CommitChecksTest(unittest.TestCase):
         sha = self.change({"g.c": "int g;\n"})
         self.assertEqual(checks.maintainers(self.repo, sha).message, "MAINTAINERS not touched")
 
+    def test_maintainers_patterns_must_match(self):
+        entry = "THING\nM:\tA U <a@example.invalid>\nS:\tMaintained\nF:\t%s\n"
+        sha = self.change({"MAINTAINERS": entry % "net/", "net/x.c": "int x;\n"})
+        res = checks.maintainers(self.repo, sha)
+        self.assertEqual((res.status, res.message),
+                         ("pass", "Errors and warnings before: 0 this patch: 0"))
+        sha = self.change({"MAINTAINERS": entry % "net/*.c"})
+        self.assertEqual(checks.maintainers(self.repo, sha).status, "pass")
+        sha = self.change({"MAINTAINERS": entry % "drivers/missing.c"})
+        res = checks.maintainers(self.repo, sha)
+        self.assertEqual(res.status, "fail")
+        self.assertIn("MAINTAINERS:4: warning: no file matches F:\tdrivers/missing.c",
+                      res.message)
+
     def test_tool_lints_compare_parent_and_patch(self):
         # shellcheck: a new script that is not clean fails (everything counts).
         if not checks.shellcheck.available():
