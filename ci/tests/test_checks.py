@@ -23,6 +23,15 @@ class WarningTest(unittest.TestCase):
         self.assertEqual(checks.new_warnings(before, after),
                          ["drivers/net/dummy.c: warning: no previous prototype"])
 
+    def test_kernel_doc_warnings_count(self):
+        # kernel-doc in 7.3 writes "Warning: file:line message": such lines
+        # were not counted, so kdoc passed any new kernel-doc warning.
+        out = ("Warning: drivers/net/dummy.c:385 Excess function parameter 'wrong' "
+               "description in 'dummy_negative_control'\n")
+        self.assertEqual(checks.new_warnings(Counter(), checks.warnings_of(out)),
+                         ["drivers/net/dummy.c: warning: Excess function parameter 'wrong' "
+                          "description in 'dummy_negative_control'"])
+
     def test_duplicates_count(self):
         w = "a.c:1:1: warning: same\n"
         new = checks.new_warnings(checks.warnings_of(w), checks.warnings_of(w * 3))

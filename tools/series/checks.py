@@ -53,6 +53,8 @@ SINGLE_QUEUE_XMIT = ("drivers/net/dummy.o", "dummy_xmit")
 # Alignment padding objdump shows after a function's last instruction.
 PADDING_RE = re.compile(r"^(nop[wl]?\b.*|int3|xchg\s+%ax,%ax|data16.*|cs nopw.*)$")
 WARN_RE = re.compile(r"^(?P<file>[^\s:]+):\d+(?::\d+)?: (?P<kind>warning|error): (?P<msg>.*)$")
+# kernel-doc (7.x, the Python one): "Warning: drivers/net/dummy.c:385 Excess ...".
+KDOC_RE = re.compile(r"^(?P<kind>Warning|Error): (?P<file>[^\s:]+):\d+ (?P<msg>.*)$")
 FIXES_RE = re.compile(r'^Fixes: (?P<id>[0-9a-f]{12,40}) \("(?P<subject>.+)"\)$')
 MAX_PATCHES = 15
 # libgcc's 64-bit division helpers: on a 32-bit kernel they do not exist, a
@@ -130,9 +132,9 @@ def warnings_of(text):
     """Multiset of compiler/sparse/kernel-doc warnings without line numbers."""
     found = Counter()
     for line in text.splitlines():
-        m = WARN_RE.match(line.strip())
+        m = WARN_RE.match(line.strip()) or KDOC_RE.match(line.strip())
         if m:
-            found[(m["file"].removeprefix("./"), m["kind"], m["msg"])] += 1
+            found[(m["file"].removeprefix("./"), m["kind"].lower(), m["msg"])] += 1
         elif line.startswith("WARNING: modpost:"):
             found[("modpost", "warning", line)] += 1
     return found
@@ -255,17 +257,18 @@ def kdoc(tree, commit):
     if not files:
         return Result("pass", "No C files touched: " + counts_line(0, 0))
     before, after = Counter(), Counter()
+    # Both sides read from git: the checkout may be elsewhere.
     with tempfile.TemporaryDirectory() as tmp:
         for p in files:
-            code, old = run(["git", "show", f"{commit}^:{p}"], cwd=tree)
-            if code == 0:
-                dst = Path(tmp) / p
+            for rev, side in ((f"{commit}^", before), (commit, after)):
+                code, text = run(["git", "show", f"{rev}:{p}"], cwd=tree)
+                if code:
+                    continue
+                dst = Path(tmp) / rev.replace("^", "-parent") / p
                 dst.parent.mkdir(parents=True, exist_ok=True)
-                dst.write_text(old)
+                dst.write_text(text)
                 _, out = run(["scripts/kernel-doc", "-Wall", "-none", str(dst)], cwd=tree)
-                before += warnings_of(out.replace(str(dst), p))
-            _, out = run(["scripts/kernel-doc", "-Wall", "-none", p], cwd=tree)
-            after += warnings_of(out)
+                side.update(warnings_of(out.replace(str(dst), p)))
     new = new_warnings(before, after)
     line = counts_line(sum(before.values()), sum(after.values()))
     if new:
