@@ -18,6 +18,7 @@ import series
 
 CONTROLS = ROOT / "ci/negative-controls"
 NO_WERROR = ROOT / "kernel/configs/no-werror.config"
+I386 = ROOT / "kernel/configs/i386.config"
 # Each negative control, and for each check that must fail it, a text its
 # message or details must contain: the fault that check is there to see.
 NEGATIVE_CONTROLS = {
@@ -173,7 +174,8 @@ class CheckStages(TreeStages):
         frags = [*TEST_FRAGMENTS, NO_WERROR]
         out = base / "build-i386"
         builds["build_32bit"] = checks.ObjectBuild(
-            "build_32bit", tree, maker("build_32bit", out, "i386", frags, {}, ["W=1"]), out,
+            "build_32bit", tree, maker("build_32bit", out, "i386", [*frags, I386], {}, ["W=1"]),
+            out,
             sources, div64=True, log=log)
         llvm, found = find_clang()
         out = base / "build-clang"

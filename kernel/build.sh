@@ -5,7 +5,8 @@
 # Reconfigures only when the fragments change; builds incrementally with ccache.
 # KCONFIG_BASE (default tinyconfig) is the starting config, e.g. allmodconfig;
 # LLVM=1 or LLVM=-NN builds with clang.
-# Fails when an option a fragment asks for did not survive olddefconfig.
+# Fails when an option a fragment asks for did not survive olddefconfig (the
+# last fragment naming an option wins, as in merge_config.sh).
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 # shellcheck source=../ci/lib/common.sh
@@ -62,7 +63,8 @@ if [ "$(cat "$out/.config.fragments" 2>/dev/null)" != "$stamp" ] || [ ! -f "$out
 				log "config: $opt is not defined in this tree, ignored"
 			fi ;;
 		esac
-	done < <(cat "${frags[@]}")
+	done < <(cat "${frags[@]}" | awk -F= '/^CONFIG_[A-Za-z0-9_]+=/ { last[$1] = $0; if (!($1 in seen)) { seen[$1] = 1; order[n++] = $1 } }
+		END { for (i = 0; i < n; i++) print last[order[i]] }')
 	[ $missing -eq 0 ] || die "kernel config for $out lacks options asked for by its fragments"
 	echo "$stamp" > "$out/.config.fragments"
 fi
