@@ -1,30 +1,99 @@
 """The checks stage: every patch of the applied series checked the way netdev
-CI does (tools/series/checks.py), the series-level checks, and in test mode
-the negative control, a deliberately broken patch the checks must fail."""
+CI (NIPA) does, under its check names (tools/series/checks.py), the series
+checks, and in test mode the negative controls: crafted patches under
+ci/negative-controls/ that each named check must fail, for its own fault."""
 
 import re
+import shutil
 import subprocess
+import time
+from dataclasses import dataclass, field
 from pathlib import Path
 
-from pipeline_common import CACHE, ROOT, X86_BUILD, StageFailed, log
+from pipeline_common import CACHE, ROOT, TEST_FRAGMENTS, X86_BUILD, StageFailed, log, sh
 from pipeline_tree import TreeStages
 import checks
 import report
 import series
 
-# Appended to drivers/net/dummy.c by the negative control: an unused function
-# with an unused variable (a W=1 warning) and a line over 80 columns.
-NEGATIVE_CONTROL = (
-    "\nstatic int dummy_negative_control(void)\n{\n\tint unused_variable;\n\n"
-    "\treturn 0;  /* a comment that makes this line far longer than eighty columns */\n}\n")
-# ... and a change to the single-queue transmit path, as the first version of
-# the per-queue statistics made: a load of the private area on every packet.
-NEGATIVE_CONTROL_XMIT = ("\tdev_lstats_add(dev, skb->len);\n",
-                         "\tdev_lstats_add(dev, skb->len);\n"
-                         "\tif (READ_ONCE(dev->real_num_tx_queues) > 1)\n"
-                         "\t\tskb_orphan(skb);\n")
-# The checks that must fail the broken patch.
-NEGATIVE_CONTROL_CAUGHT_BY = {"checkpatch", "build", "xmit_disasm"}
+CONTROLS = ROOT / "ci/negative-controls"
+NO_WERROR = ROOT / "kernel/configs/no-werror.config"
+I386 = ROOT / "kernel/configs/i386.config"
+# Each negative control, and for each check that must fail it, a text its
+# message or details must contain: the fault that check is there to see.
+NEGATIVE_CONTROLS = {
+    "checks-kernel.patch": {
+        "checkpatch": "trailing whitespace",
+        "kdoc": "Excess function parameter 'wrong'",
+        "header_inline": "static int dummy_negative_header",
+        "source_inline": "inline",
+        "deprecated_api": "'module_param' was: 0 now: 1",
+        "module_param": "Was 0 now: 1",
+        "verify_signedoff": "author Signed-off-by missing",
+        "verify_fixes": "Subject does not match target commit subject",
+        "cc_maintainers": "maintainers not CCed",
+        "maintainers": "no file matches F:",
+        "build_32bit": "__udivdi3",
+        "build_clang": "variable 'negative_count' set but not used",
+        "build_allmodconfig_warn": "unused variable 'unused_variable'",
+        "build": "unused variable 'unused_variable'",
+        "sparse": "dummy_negative_counter' was not declared",
+        "cocci": "NULL check before some freeing functions is not needed",
+        "xmit_disasm": "dummy_xmit differs from the base",
+    },
+    "checks-selftests.patch": {
+        "check_selftest": "negative_control.sh' should come after",
+        "build_tools": "unused variable 'negative'",
+        "pylint": "E0602",
+        "ruff": "F821",
+        "shellcheck": "Errors before: 0",
+        "yamllint": "duplication of key",
+    },
+}
+# The control's recipients: the list alone, not the maintainers.
+CONTROL_RECIPIENTS = ("netdev@vger.kernel.org",)
+# A series the series checks must fail, each check for its own fault.
+BAD_SERIES = checks.SeriesInfo(
+    "net/negative-control", "net", [f"[PATCH {i}/16] net: thing {i}" for i in range(1, 16)]
+    + ["[PATCH net-next 16/16] net: thing 16"], False,
+    ["--- a/net/core/dev.c\n+++ b/net/core/dev.c\n"])
+BAD_SERIES_FAILS = {"cover_letter": "warn", "fixes_present": "fail", "patch_count": "fail",
+                    "subject_prefix": "fail", "tree_selection": "fail"}
+# allmodconfig costs a configuration and a prepare of its own: main mode only.
+ALLMODCONFIG_MODES = ("main",)
+CLANG_MIN = (17, 0, 1)
+
+
+def find_clang():
+    """(LLVM make variable, version) of the newest clang >= CLANG_MIN, or
+    (None, what was found)."""
+    seen = []
+    for name in ["clang-21", "clang-20", "clang-19", "clang-18", "clang-17", "clang"]:
+        path = shutil.which(name)
+        if not path:
+            continue
+        out = subprocess.run([path, "--version"], text=True, capture_output=True).stdout
+        m = re.search(r"clang version (\d+)\.(\d+)\.(\d+)", out)
+        if not m:
+            continue
+        version = tuple(map(int, m.groups()))
+        seen.append(f"{name} {'.'.join(map(str, version))}")
+        if version >= CLANG_MIN and shutil.which(name.replace("clang", "ld.lld")):
+            return ("1" if name == "clang" else name[len("clang"):]), seen[-1]
+    return None, ", ".join(seen) or "no clang"
+
+
+@dataclass
+class CheckTools:
+    """What the per-patch checks share across patches."""
+    known: dict
+    builder: object  # checks.BuildChecker
+    cocci: object
+    disasm: object
+    objects: dict  # check name -> checks.ObjectBuild
+    tools: object  # checks.SelftestsBuild
+    recipients: dict = field(default_factory=dict)  # commit -> addresses, None: as sent
+    seconds: dict = field(default_factory=dict)  # check name -> seconds, all patches
 
 
 class CheckStages(TreeStages):
@@ -32,7 +101,6 @@ class CheckStages(TreeStages):
         tree = self.series_tree
         out = self.ws / "series" / X86_BUILD
         self.series_build = out
-        known = checks.load_known_commits(ROOT / "kernel/known-commits.txt")
         # Start from a build of the base, then walk the series.
         self.checkout(tree, self.base["BASE_TAG"])
         self.build(tree, out, "build-series", ["W=1"])
@@ -41,16 +109,29 @@ class CheckStages(TreeStages):
         def make(args):
             return self.build(tree, out, "build-series", ["W=1", *args], check=False)
 
-        builder = checks.BuildChecker(tree, make, log=log)
-        cocci = checks.Cocci(tree, make, CACHE / "cocci-cache.json", log=log)
-        self.patch_reports = self.check_commits(tree, self.applied, builder, cocci, known,
-                                                disasm)
+        commits = [sha for _, _, sha in self.applied]
+        sources = sorted({p for sha in commits for p in checks.kernel_sources(tree, sha)})
+        ctx = CheckTools(
+            known=checks.load_known_commits(ROOT / "kernel/known-commits.txt"),
+            builder=checks.BuildChecker(tree, make, log=log),
+            cocci=checks.Cocci(tree, make, CACHE / "cocci-cache.json", log=log),
+            disasm=disasm, objects=self.object_builds(tree, sources),
+            tools=checks.SelftestsBuild(tree, self.tools_make(tree), log=log))
+        t0 = time.monotonic()
+        if checks.ruff.available():
+            checks.ruff.prefetch(tree, commits)
+        ctx.seconds["ruff"] = time.monotonic() - t0
+        self.patch_reports = self.check_commits(tree, self.applied, ctx)
         # Series-level checks.
-        all_series = []
+        infos = []
         for ser in series.load_series():
-            subjects = [re.search(r"^Subject: (.*)$", p.read_text(), re.M)[1] for p in ser.patches]
-            all_series.append((ser.name, ser.tree, subjects, ser.cover is not None))
-        self.series_results = checks.series_checks(all_series)
+            texts = [p.read_text() for p in ser.patches]
+            subjects = [re.search(r"^Subject: (.*)$", t, re.M)[1] for t in texts]
+            if ser.cover is not None:
+                subjects.insert(0, ser.cover.subject)
+            infos.append(checks.SeriesInfo(ser.name, ser.tree, subjects,
+                                           ser.cover is not None, texts))
+        self.series_results = checks.series_checks(infos)
         for name, res in self.series_results.items():
             st.cases.append(report.Case("series", name, res.status, res.message))
         for r in self.patch_reports:
@@ -58,74 +139,157 @@ class CheckStages(TreeStages):
                 st.cases.append(report.Case(f"checks.{r.tree}", f"{r.index:02d} {c} {r.subject}",
                                             res.status, res.message, res.details))
         log(checks.table(self.patch_reports))
+        log("  time per check, all patches: " + ", ".join(
+            f"{c} {s:.0f}s" for c, s in sorted(ctx.seconds.items(), key=lambda x: -x[1])))
+        self.check_seconds = dict(ctx.seconds)
         bad = [r for r in self.patch_reports if not r.ok]
-        bad_series = [n for n, r in self.series_results.items() if r.status == "fail"]
+        warned = [f"{r.index}:{c}" for r in self.patch_reports for c in r.warnings]
+        bad_series = [n for n, r in self.series_results.items()
+                      if r.status in ("fail", "warn")]
         if self.mode == "test":
-            self.negative_control(st, tree, builder, cocci, known, disasm)
+            self.negative_controls(st, tree, ctx)
         # Leave the tree and its build at the tip: that is the patched kernel.
         self.checkout(tree, self.tip)
         self.build(tree, out, "build-series", ["W=1"])
         st.summary = (f"{len(self.patch_reports)} patches x {len(checks.CHECKS)} checks: "
-                      f"{len(bad)} patch(es) failing; series checks "
-                      f"{'ok' if not bad_series else 'FAILED: ' + ', '.join(bad_series)}")
+                      f"{len(bad)} patch(es) failing; warnings (patch:check) "
+                      f"{', '.join(warned) or 'none'}; series checks "
+                      f"{'ok' if not bad_series else 'NOT GREEN: ' + ', '.join(bad_series)}")
         if bad or bad_series:
             raise StageFailed(st.summary)
 
-    def check_commits(self, tree, commits, builder, cocci, known, disasm):
+    # -- the bot's builds -------------------------------------------------
+    def object_builds(self, tree, sources):
+        """build_32bit, build_clang, build_allmodconfig_warn: each its own
+        build directory and config, only the touched objects compiled."""
+        builds = {}
+        base = self.ws / "series"
+
+        def maker(name, out, arch, frags, env, extra=()):
+            def make(objs):
+                return self.build(tree, out, name, [*extra, *objs], check=False,
+                                  fragments=frags, arch=arch, env=env)
+            return make
+
+        frags = [*TEST_FRAGMENTS, NO_WERROR]
+        out = base / "build-i386"
+        builds["build_32bit"] = checks.ObjectBuild(
+            "build_32bit", tree, maker("build_32bit", out, "i386", [*frags, I386], {}, ["W=1"]),
+            out,
+            sources, div64=True, log=log)
+        llvm, found = find_clang()
+        out = base / "build-clang"
+        builds["build_clang"] = checks.ObjectBuild(
+            "build_clang", tree, maker("build_clang", out, "x86_64", frags, {"LLVM": llvm or ""},
+                                       ["W=1"]), out, sources,
+            unavailable=None if llvm else f"no clang >= 17.0.1 (found: {found})", log=log)
+        out = base / "build-allmodconfig"
+        builds["build_allmodconfig_warn"] = checks.ObjectBuild(
+            "build_allmodconfig_warn", tree,
+            maker("build_allmodconfig_warn", out, "x86_64", [NO_WERROR],
+                  {"KCONFIG_BASE": "allmodconfig"}, ["W=1", "C=1"]), out, sources,
+            unavailable=None if self.mode in ALLMODCONFIG_MODES
+            else f"allmodconfig: {' and '.join(ALLMODCONFIG_MODES)} mode only", log=log)
+        return builds
+
+    def tools_make(self, tree):
+        out = self.ws / "series" / "build-tools"
+        out.mkdir(parents=True, exist_ok=True)
+
+        def make(args):
+            return sh(["make", "-C", str(tree), f"O={out}", "-j3", "CC=ccache gcc", *args],
+                      self.logfile("build_tools"), check=False)
+        return make
+
+    # -- per patch --------------------------------------------------------
+    def check_commits(self, tree, commits, ctx):
         reports = []
         for i, (ser, patch, sha) in enumerate(commits, 1):
-            tree_name = ser.tree
             subject = subprocess.check_output(["git", "-C", str(tree), "log", "-1", "--format=%s",
                                                sha], text=True).strip()
             log(f"  [{i}/{len(commits)}] {ser.name}: {subject}")
             r = checks.PatchReport(i, ser.name, sha, subject)
-            r.results["checkpatch"] = checks.checkpatch(tree, sha)
-            r.results["signoff"] = checks.signoff(tree, sha)
-            r.results["fixes"] = checks.fixes(tree, sha, tree_name, known)
-            r.results["kdoc"] = checks.kdoc(tree, sha)
-            r.results["build"], r.results["sparse"] = builder(sha)
+            res = r.results
+
+            def timed(name, fn, *args):
+                t0 = time.monotonic()
+                out = fn(*args)
+                ctx.seconds[name] = ctx.seconds.get(name, 0.0) + time.monotonic() - t0
+                return out
+
+            for name in ("build_32bit", "build_clang", "build_allmodconfig_warn"):
+                res[name] = timed(name, ctx.objects[name], sha)
+            res["build_tools"] = timed("build_tools", ctx.tools, sha)
+            res["checkpatch"] = timed("checkpatch", checks.checkpatch, tree, sha)
+            res["kdoc"] = timed("kdoc", checks.kdoc, tree, sha)
+            for name in ("header_inline", "source_inline", "deprecated_api", "module_param",
+                         "verify_signedoff", "maintainers", "check_selftest", "pylint", "ruff",
+                         "shellcheck", "yamllint"):
+                res[name] = timed(name, getattr(checks, name), tree, sha)
+            res["verify_fixes"] = timed("verify_fixes", checks.verify_fixes, tree, sha,
+                                        ser.tree, ctx.known)
+            res["cc_maintainers"], r.to, r.cc = timed(
+                "cc_maintainers", checks.cc_maintainers, tree, sha, ctx.recipients.get(sha))
+            res["build"], res["sparse"] = timed("build+sparse", ctx.builder, sha)
             # New warnings fail "build" but leave the objects to compare.
-            r.results["xmit_disasm"] = (checks.Result("skip", "no build")
-                                        if checks.build_broken(r.results["build"])
-                                        else disasm(sha))
-            r.results["cocci"] = (checks.Result("skip", "build failed")
-                                  if r.results["build"].status == "fail" else cocci(sha))
-            r.results["maintainers"], r.to, r.cc = checks.maintainers(tree, sha)
-            for c in checks.CHECKS:
-                res = r.results[c]
-                if res.status == "fail":
-                    log(f"      {c}: FAIL {res.message}")
+            res["xmit_disasm"] = (checks.Result("skip", "no build")
+                                  if checks.build_broken(res["build"])
+                                  else timed("xmit_disasm", ctx.disasm, sha))
+            res["cocci"] = (checks.Result("skip", "build failed")
+                            if checks.build_broken(res["build"])
+                            else timed("cocci", ctx.cocci, sha))
+            r.results = {c: res[c] for c in checks.CHECKS}
+            for c, one in r.results.items():
+                if one.status in ("fail", "warn"):
+                    log(f"      {c}: {one.status.upper()} {one.message}")
             reports.append(r)
         return reports
 
-    def negative_control(self, st, tree, builder, cocci, known, disasm):
-        """A deliberately broken patch must fail the checks, named."""
-        tip = self.tip
-        self.checkout(tree, tip)
-        target = tree / "drivers/net/dummy.c"
-        text = target.read_text()
-        old, new = NEGATIVE_CONTROL_XMIT
-        if text.count(old) != 1:
-            raise StageFailed(f"negative control: {old.strip()!r} not once in {target}")
-        target.write_text(text.replace(old, new) + NEGATIVE_CONTROL)
-        subject = "net: dummy: deliberately broken negative control"
+    # -- negative controls (test mode) ---------------------------------------
+    def negative_controls(self, st, tree, ctx):
+        """Each crafted patch applied on the tip; every check named for it
+        must fail it, naming its fault; a series made to break the series
+        rules must fail each of them."""
         env = series.role_env(series.load_conf())
-        subprocess.run(["git", "-C", str(tree), "commit", "-q", "-a", "-s", "-m", subject],
-                       check=True, env={**env, "GIT_AUTHOR_NAME": env["GIT_COMMITTER_NAME"],
-                                        "GIT_AUTHOR_EMAIL": env["GIT_COMMITTER_EMAIL"]})
-        sha = subprocess.check_output(["git", "-C", str(tree), "rev-parse", "HEAD"],
-                                      text=True).strip()
-        log("  negative control: checks on a deliberately broken patch")
-        ser = series.Series("net-next", "negative-control", Path("."), 1)
-        r = self.check_commits(tree, [(ser, Path("negative-control.patch"), sha)],
-                               builder, cocci, known, disasm)[0]
-        failed = sorted(c for c, res in r.results.items() if res.status == "fail")
-        want = NEGATIVE_CONTROL_CAUGHT_BY
-        ok = want <= set(failed)
-        log(checks.table([r]))
-        st.cases.append(report.Case("checks.self-test", "broken patch is caught and named",
-                                    "pass" if ok else "fail",
-                                    f"failing checks: {', '.join(failed) or 'none'}"))
-        self.checkout(tree, tip)
-        if not ok:
-            raise StageFailed(f"negative control not caught: failing checks {failed}, want {want}")
+        problems = []
+        for name, want in NEGATIVE_CONTROLS.items():
+            self.checkout(tree, self.tip)
+            am = subprocess.run(["git", "-C", str(tree), "am", "-q", "--whitespace=nowarn",
+                                 str(CONTROLS / name)], text=True, capture_output=True,
+                                env=env)
+            if am.returncode:
+                subprocess.run(["git", "-C", str(tree), "am", "--abort"], check=False)
+                raise StageFailed(f"negative control {name} does not apply: {am.stderr[:500]}")
+            sha = subprocess.check_output(["git", "-C", str(tree), "rev-parse", "HEAD"],
+                                          text=True).strip()
+            log(f"  negative control {name}")
+            ctx.recipients[sha] = CONTROL_RECIPIENTS
+            ser = series.Series("net-next", f"negative-control/{name}", Path("."), 1)
+            r = self.check_commits(tree, [(ser, Path(name), sha)], ctx)[0]
+            log(checks.table([r]))
+            for check, text in want.items():
+                res = r.results[check]
+                if res.status == "skip" and check in ("build_allmodconfig_warn", "build_clang") \
+                        and res.message == ctx.objects[check].unavailable:
+                    verdict, msg = "skip", res.message
+                elif res.status != "fail":
+                    verdict, msg = "fail", f"{check} gave {res.status}: {res.message}"
+                elif text not in res.message + "\n" + res.details:
+                    verdict, msg = "fail", f"{check} failed, but not for '{text}': {res.message}"
+                else:
+                    verdict, msg = "pass", f"fails: {res.message}"
+                st.cases.append(report.Case("checks.self-test", f"{name} {check}", verdict,
+                                            msg[:500]))
+                if verdict == "fail":
+                    problems.append(f"{name}: {msg[:200]}")
+        for check, want in BAD_SERIES_FAILS.items():
+            res = checks.SERIES_FUNCS[check](BAD_SERIES)
+            ok = res.status == want
+            st.cases.append(report.Case("checks.self-test", f"bad series {check}",
+                                        "pass" if ok else "fail",
+                                        f"{res.status}: {res.message}"))
+            if not ok:
+                problems.append(f"bad series: {check} gave {res.status}, want {want}")
+        self.checkout(tree, self.tip)
+        if problems:
+            raise StageFailed("negative controls not caught:\n" + "\n".join(problems))

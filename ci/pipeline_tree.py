@@ -17,10 +17,11 @@ import series
 
 class TreeStages(StageSet):
     # -- helpers --------------------------------------------------------
-    def build(self, src, out, label, args=(), check=True, fragments=None):
-        cmd = ["bash", str(ROOT / "kernel/build.sh"), str(src), str(out), "x86_64",
+    def build(self, src, out, label, args=(), check=True, fragments=None, arch="x86_64",
+              env=None):
+        cmd = ["bash", str(ROOT / "kernel/build.sh"), str(src), str(out), arch,
                *map(str, fragments or FRAGMENTS), "--", *args]
-        return sh(cmd, self.logfile(label), check=check, progress=BuildProgress(label))
+        return sh(cmd, self.logfile(label), check=check, progress=BuildProgress(label), env=env)
 
     def worktree(self, name, rev):
         """A worktree of the base repository at WS/name/src, recovered and reset."""

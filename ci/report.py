@@ -8,6 +8,10 @@ import xml.etree.ElementTree as ET
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
+# The series checks in patchwork's order (tools/series/checks.py SERIES_CHECKS).
+SERIES_ORDER = ("cover_letter", "fixes_present", "patch_count", "subject_prefix",
+                "tree_selection")
+
 
 @dataclass
 class Case:
@@ -82,10 +86,27 @@ def markdown(data, stages, patches):
             cells = [p.results[c].status for c in cols]
             lines.append(f"| {p.index} | {p.tree} | {p.subject} | " + " | ".join(cells) + " |")
         fails = [(p, c, p.results[c]) for p in patches for c in cols
-                 if p.results[c].status == "fail"]
+                 if p.results[c].status in ("fail", "warn")]
         if fails:
-            lines += ["", "Failures:", ""]
-            lines += [f"- patch {p.index} `{c}`: {r.message}" for p, c, r in fails]
+            lines += ["", "Failures and warnings:", ""]
+            lines += [f"- patch {p.index} `{c}` {r.status}: {r.message}" for p, c, r in fails]
+        lines += ["", "Descriptions, as patchwork shows them:", ""]
+        for p in patches:
+            lines.append(f"- {p.index} {p.subject}")
+            lines += [f"  - {c}: {p.results[c].status}: {p.results[c].message}" for c in cols]
+    if data["series_checks"]:
+        names = sorted({k.rsplit(":", 1)[1] for k in data["series_checks"]},
+                       key=lambda n: list(SERIES_ORDER).index(n) if n in SERIES_ORDER else 99)
+        serieses = sorted({k.rsplit(":", 1)[0] for k in data["series_checks"]})
+        lines += ["", "## Series checks", "", "| series | " + " | ".join(names) + " |",
+                  "|---" * (1 + len(names)) + "|"]
+        for ser in serieses:
+            cells = [data["series_checks"].get(f"{ser}:{n}", {}).get("status", "-") for n in names]
+            lines.append(f"| {ser} | " + " | ".join(cells) + " |")
+        odd = [(k, v) for k, v in data["series_checks"].items() if v["status"] in ("fail", "warn")]
+        if odd:
+            lines += [""] + [f"- {k} {v['status']}: {v['message']}" for k, v in odd]
+    if patches:
         lines += ["", "## Recipients (get_maintainer.pl)", ""]
         for p in patches:
             lines.append(f"- {p.index} {p.subject}: To: {', '.join(p.to) or '-'}; "

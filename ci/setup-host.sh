@@ -29,6 +29,10 @@ PACKAGES=(
 	nlohmann-json3-dev libcli11-dev libtracefs-dev libtraceevent-dev pkg-config
 	# Python lint of the glue
 	flake8
+	# netdev CI's checks by name: build_clang (the kernel needs clang >=
+	# 17.0.1, Debian 12's default is 14), pylint, shellcheck, yamllint,
+	# checkpatch --codespell; ruff runs on node (below)
+	clang-19 lld-19 llvm-19 pylint shellcheck yamllint codespell nodejs npm
 	# reports
 	gnuplot-nox
 )
@@ -44,7 +48,20 @@ private=()
 for pv in "${PRIVATE_DEBS[@]}"; do
 	dpkg-query -W -f='${Version}' "${pv%%=*}" 2>/dev/null | grep -qxF "${pv#*=}" || private+=("$pv")
 done
-if [ ${#missing[@]} -eq 0 ] && [ ${#private[@]} -eq 0 ]; then
+# ruff: Debian 12 has no package; its WebAssembly build is on npm (the
+# same linter; tools/series/ruff-check.js runs it).
+RUFF_WASM=@astral-sh/ruff-wasm-nodejs@0.17.4
+RUFF_DIR=${RUFF_WASM_DIR:-$PROJECT_CACHE/npm-tools}
+ruff_ok() { [ "$(cd "$RUFF_DIR" 2>/dev/null && node -p 'require("@astral-sh/ruff-wasm-nodejs/package.json").version' 2>/dev/null)" = "${RUFF_WASM##*@}" ]; }
+install_ruff() {
+	ruff_ok && return 0
+	log "installing $RUFF_WASM (npm) in $RUFF_DIR"
+	mkdir -p "$RUFF_DIR"
+	(cd "$RUFF_DIR" && { [ -f package.json ] || npm init -y >/dev/null; } &&
+		npm install --no-audit --no-fund --silent "$RUFF_WASM" >&2) ||
+		die "npm install $RUFF_WASM failed: npm registry unreachable?"
+}
+if [ ${#missing[@]} -eq 0 ] && [ ${#private[@]} -eq 0 ] && ruff_ok; then
 	log "host packages: all present"
 	exit 0
 fi
@@ -66,4 +83,5 @@ if [ ${#private[@]} -gt 0 ]; then
 		die "installing ${private[*]} failed"
 	rm -rf "$dl"
 fi
+install_ruff
 log "host packages: ready"

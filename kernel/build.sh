@@ -3,7 +3,10 @@
 # kernel tree out of tree.
 # Usage: build.sh SRC OUT ARCH FRAGMENT... [-- MAKE_ARGS...]
 # Reconfigures only when the fragments change; builds incrementally with ccache.
-# Fails when an option a fragment asks for did not survive olddefconfig.
+# KCONFIG_BASE (default tinyconfig) is the starting config, e.g. allmodconfig;
+# LLVM=1 or LLVM=-NN builds with clang.
+# Fails when an option a fragment asks for did not survive olddefconfig (the
+# last fragment naming an option wins, as in merge_config.sh).
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 # shellcheck source=../ci/lib/common.sh
@@ -26,9 +29,19 @@ export CCACHE_DIR="${CCACHE_DIR:-$PROJECT_CACHE/ccache}"
 export CCACHE_BASEDIR="$PROJECT_CACHE" CCACHE_NOHASHDIR=1 CCACHE_MAXSIZE=${CCACHE_MAXSIZE:-8G}
 jobs=${JOBS:-$(($(nproc) + 1))}
 mk=(make -C "$src" O="$out" ARCH="$arch" -j"$jobs" CC="ccache gcc" HOSTCC="ccache gcc")
+# LLVM=1 or LLVM=-NN (a versioned toolchain, e.g. Debian's clang-19) in the
+# environment: clang and the LLVM binutils instead of gcc.
+case "${LLVM:-}" in
+"") ;;
+1 | -*)
+	sfx=${LLVM#1}
+	mk=(make -C "$src" O="$out" ARCH="$arch" -j"$jobs" LLVM="$LLVM" CC="ccache clang$sfx"
+		HOSTCC="ccache clang$sfx") ;;
+*) die "LLVM=$LLVM: want 1 or -NN" ;;
+esac
 
 kbase=${KCONFIG_BASE:-tinyconfig}
-stamp=$( (echo "$kbase"; cat "${frags[@]}") | sha256sum | cut -c1-16)
+stamp=$( (echo "$kbase ${LLVM:-}"; cat "${frags[@]}") | sha256sum | cut -c1-16)
 if [ "$(cat "$out/.config.fragments" 2>/dev/null)" != "$stamp" ] || [ ! -f "$out/.config" ]; then
 	log "configuring $out: $kbase + ${frags[*]##*/}"
 	"${mk[@]}" -s "$kbase" >/dev/null
@@ -50,7 +63,8 @@ if [ "$(cat "$out/.config.fragments" 2>/dev/null)" != "$stamp" ] || [ ! -f "$out
 				log "config: $opt is not defined in this tree, ignored"
 			fi ;;
 		esac
-	done < <(cat "${frags[@]}")
+	done < <(cat "${frags[@]}" | awk -F= '/^CONFIG_[A-Za-z0-9_]+=/ { last[$1] = $0; if (!($1 in seen)) { seen[$1] = 1; order[n++] = $1 } }
+		END { for (i = 0; i < n; i++) print last[order[i]] }')
 	[ $missing -eq 0 ] || die "kernel config for $out lacks options asked for by its fragments"
 	echo "$stamp" > "$out/.config.fragments"
 fi

@@ -22,6 +22,15 @@ class WarningTest(unittest.TestCase):
         self.assertEqual(checks.new_warnings(before, after),
                          ["drivers/net/dummy.c: warning: no previous prototype"])
 
+    def test_kernel_doc_warnings_count(self):
+        # kernel-doc in 7.3 writes "Warning: file:line message": such lines
+        # were not counted, so kdoc passed any new kernel-doc warning.
+        out = ("Warning: drivers/net/dummy.c:385 Excess function parameter 'wrong' "
+               "description in 'dummy_negative_control'\n")
+        self.assertEqual(checks.new_warnings(Counter(), checks.warnings_of(out)),
+                         ["drivers/net/dummy.c: warning: Excess function parameter 'wrong' "
+                          "description in 'dummy_negative_control'"])
+
     def test_duplicates_count(self):
         w = "a.c:1:1: warning: same\n"
         new = checks.new_warnings(checks.warnings_of(w), checks.warnings_of(w * 3))
@@ -54,31 +63,53 @@ class CommitChecksTest(unittest.TestCase):
         self.git("commit", "-q", "-a", "-m", msg)
         return self.git("rev-parse", "HEAD").strip()
 
-    def test_signoff(self):
+    def test_verify_signedoff(self):
         sha = self.commit("x: y\n\nSigned-off-by: A U <a@example.invalid>")
-        self.assertEqual(checks.signoff(self.repo, sha).status, "pass")
+        res = checks.verify_signedoff(self.repo, sha)
+        self.assertEqual(res.status, "pass")
+        self.assertEqual(res.message, "Signed-off-by tag matches author and committer")
         sha = self.commit("x: y\n\nSigned-off-by: Other <o@example.invalid>")
-        self.assertEqual(checks.signoff(self.repo, sha).status, "fail")
+        res = checks.verify_signedoff(self.repo, sha)
+        self.assertEqual(res.status, "fail")
+        self.assertIn("author Signed-off-by missing", res.message)
         sha = self.commit("x: y")
-        self.assertEqual(checks.signoff(self.repo, sha).status, "fail")
+        self.assertEqual(checks.verify_signedoff(self.repo, sha).status, "fail")
 
-    def test_fixes_verified_against_history_and_list(self):
+    def test_verify_signedoff_wants_the_committer_too(self):
+        (self.repo / "f.c").write_text("int z;\n")
+        subprocess.run(["git", "-C", str(self.repo), "commit", "-q", "-a", "-m",
+                        "x: y\n\nSigned-off-by: A U <a@example.invalid>"], check=True,
+                       env={**os.environ, **ENV, "GIT_COMMITTER_NAME": "C M",
+                            "GIT_COMMITTER_EMAIL": "c@example.invalid"})
+        res = checks.verify_signedoff(self.repo, self.git("rev-parse", "HEAD").strip())
+        self.assertEqual(res.status, "fail")
+        self.assertEqual(res.message, "committer Signed-off-by missing")
+
+    def test_verify_fixes_against_history_and_list(self):
         good = f'Fixes: {self.base[:12]} ("net: base thing")'
         sha = self.commit(f"x: fix\n\n{good}\nSigned-off-by: A U <a@example.invalid>")
-        self.assertEqual(checks.fixes(self.repo, sha, "net", {}).status, "pass")
+        self.assertEqual(checks.verify_fixes(self.repo, sha, "net", {}).status, "pass")
         sha = self.commit(f'x: fix\n\nFixes: {self.base[:12]} ("net: other thing")')
-        res = checks.fixes(self.repo, sha, "net", {})
+        res = checks.verify_fixes(self.repo, sha, "net", {})
         self.assertEqual(res.status, "fail")
-        self.assertIn("subject mismatch", res.message)
+        self.assertIn("Subject does not match target commit subject", res.message)
         sha = self.commit('x: fix\n\nFixes: 0123456789ab ("net: listed")')
-        self.assertEqual(checks.fixes(self.repo, sha, "net", {}).status, "fail")
-        self.assertEqual(checks.fixes(self.repo, sha, "net",
-                                      {"0123456789abcdef": "net: listed"}).status, "pass")
+        self.assertIn("Target SHA1 does not exist",
+                      checks.verify_fixes(self.repo, sha, "net", {}).message)
+        self.assertEqual(checks.verify_fixes(self.repo, sha, "net",
+                                             {"0123456789abcdef": "net: listed"}).status, "pass")
         sha = self.commit("x: fix\n\nFixes: 0123456 net: short")
-        self.assertIn("malformed", checks.fixes(self.repo, sha, "net", {}).message)
+        self.assertIn("malformed", checks.verify_fixes(self.repo, sha, "net", {}).message)
         sha = self.commit("x: no tag")
-        self.assertEqual(checks.fixes(self.repo, sha, "net", {}).status, "fail")
-        self.assertEqual(checks.fixes(self.repo, sha, "net-next", {}).status, "pass")
+        self.assertEqual(checks.verify_fixes(self.repo, sha, "net", {}).status, "fail")
+        self.assertEqual(checks.verify_fixes(self.repo, sha, "net-next", {}).status, "pass")
+
+    def test_verify_fixes_tag_between_empty_lines(self):
+        sha = self.commit(f'x: fix\n\nFixes: {self.base[:12]} ("net: base thing")\n\n'
+                          "Signed-off-by: A U <a@example.invalid>")
+        res = checks.verify_fixes(self.repo, sha, "net", {})
+        self.assertEqual(res.status, "fail")
+        self.assertIn("empty lines surround the Fixes tag", res.message)
 
     def test_net_selftest_patch_needs_no_fixes_tag(self):
         d = self.repo / "tools/testing/selftests/net"
@@ -87,7 +118,7 @@ class CommitChecksTest(unittest.TestCase):
         self.git("add", "-A")
         self.git("commit", "-q", "-m", "selftests: net: a test")
         sha = self.git("rev-parse", "HEAD").strip()
-        res = checks.fixes(self.repo, sha, "net", {})
+        res = checks.verify_fixes(self.repo, sha, "net", {})
         self.assertEqual(res.status, "pass")
         self.assertIn("only adds or changes selftests", res.message)
         # A fix touching code and its test still needs the tag.
@@ -95,29 +126,295 @@ class CommitChecksTest(unittest.TestCase):
         (self.repo / "f.c").write_text("int c;\n")
         self.git("commit", "-q", "-a", "-m", "net: fix and test")
         sha = self.git("rev-parse", "HEAD").strip()
-        self.assertEqual(checks.fixes(self.repo, sha, "net", {}).status, "fail")
+        self.assertEqual(checks.verify_fixes(self.repo, sha, "net", {}).status, "fail")
+
+    def change(self, files, msg="x: change"):
+        """Commit files {path: text or None (delete)}; return the commit."""
+        for path, text in files.items():
+            f = self.repo / path
+            if text is None:
+                f.unlink()
+                continue
+            f.parent.mkdir(parents=True, exist_ok=True)
+            f.write_text(text)
+        self.git("add", "-A")
+        self.git("commit", "-q", "-m", msg)
+        return self.git("rev-parse", "HEAD").strip()
+
+    def test_header_inline(self):
+        sha = self.change({"a.h": "static inline int f(void) { return 0; }\n"
+                                  "static __always_inline int g(void) { return 0; }\n"})
+        res = checks.header_inline(self.repo, sha)
+        self.assertEqual((res.status, res.message), (
+            "pass", "No static functions without inline keyword in header files"))
+        sha = self.change({"a.h": "static int h(void)\n{\n\treturn 0;\n}\n",
+                           "b.c": "static int h(void) { return 0; }\n"})
+        res = checks.header_inline(self.repo, sha)
+        self.assertEqual(res.status, "fail")
+        self.assertEqual(res.message, "Detected static functions without inline keyword in "
+                                      "header files: 1")
+
+    def test_source_inline(self):
+        sha = self.change({"a.c": "static inline int f(void) { return 0; }\n",
+                           "a.h": "static inline int g(void) { return 0; }\n"})
+        res = checks.source_inline(self.repo, sha)
+        self.assertEqual((res.status, res.message), ("fail", "Was 0 now: 1"))
+        # A changed line that keeps its inline: a warning, as in patchwork.
+        sha = self.change({"a.c": "static inline int f(void) { return 1; }\n"})
+        self.assertEqual(checks.source_inline(self.repo, sha).status, "warn")
+        sha = self.change({"a.c": "static int f(void) { return 1; }\n"})
+        self.assertEqual(checks.source_inline(self.repo, sha).status, "pass")
+
+    def test_module_param_and_deprecated_api(self):
+        sha = self.change({"m.c": "static int p;\nmodule_param(p, int, 0444);\n"})
+        res = checks.module_param(self.repo, sha)
+        self.assertEqual((res.status, res.message), ("fail", "Was 0 now: 1"))
+        res = checks.deprecated_api(self.repo, sha)
+        self.assertEqual((res.status, res.message), ("fail", "Found: 'module_param' was: 0 now: 1"))
+        sha = self.change({"n.c": "void f(struct net_device *d)\n{\n\tdev_hold(d);\n}\n"})
+        res = checks.deprecated_api(self.repo, sha)
+        self.assertEqual((res.status, res.message), ("warn", "Found: 'dev_hold(' was: 0 now: 1"))
+        self.assertEqual(checks.module_param(self.repo, sha).status, "pass")
+        # netdev_hold( is the replacement, not the deprecated call.
+        sha = self.change({"n.c": "void f(struct net_device *d)\n{\n\tnetdev_hold(d);\n}\n"})
+        res = checks.deprecated_api(self.repo, sha)
+        self.assertEqual((res.status, res.message), ("pass", "Found: 'dev_hold(' was: 1 now: 0"))
+        sha = self.change({"o.c": "int x;\n"})
+        self.assertEqual(checks.deprecated_api(self.repo, sha).message, "None detected")
+
+    def test_check_selftest_order_and_listing(self):
+        net = "tools/testing/selftests/net/"
+        base = {net + "Makefile": "TEST_PROGS := \\\n\ta.sh \\\n\tc.sh \\\n# end of TEST_PROGS\n",
+                net + "config": "CONFIG_A=y\nCONFIG_C=y\n", net + ".gitignore": "a_prog\n"}
+        self.change(base)
+        sha = self.change({net + "Makefile": "TEST_PROGS := \\\n\ta.sh \\\n\tb.sh \\\n\tc.sh \\\n"
+                                             "# end of TEST_PROGS\n",
+                           net + "config": "CONFIG_A=y\nCONFIG_B=m\nCONFIG_C=y\n",
+                           net + "b.sh": "#!/bin/sh\n", net + "lib/py/x.py": "pass\n"})
+        res = checks.check_selftest(self.repo, sha)
+        self.assertEqual(res.status, "pass", res.details)
+        self.assertEqual(res.message, "Good format (2); New files in Makefile checked (1)")
+        sha = self.change({net + "Makefile": "TEST_PROGS := \\\n\td.sh \\\n\ta.sh \\\n\tb.sh \\\n"
+                                             "\tc.sh \\\n# end of TEST_PROGS\n",
+                           net + "d.sh": "#!/bin/sh\n"})
+        res = checks.check_selftest(self.repo, sha)
+        self.assertEqual(res.status, "fail")
+        self.assertIn("'d.sh' should come after 'a.sh'", res.message)
+        sha = self.change({net + "config": "CONFIG_A=y\nCONFIG_C=y\nCONFIG_B=m\n",
+                           net + "e.py": "pass\n", net + "e_prog.c": "int main(void) {}\n"})
+        res = checks.check_selftest(self.repo, sha)
+        self.assertEqual(res.status, "fail")
+        self.assertIn("CONFIG_B=m should come before CONFIG_C=y", res.details)
+        self.assertIn(net + "e.py not found in Makefile", res.details)
+        self.assertIn(net + "e_prog.c not found in .gitignore", res.details)
+        sha = self.change({"f.c": "int q;\n"})
+        self.assertEqual(checks.check_selftest(self.repo, sha).message, "No changes to selftests")
+
+    def test_makefile_format(self):
+        good = ("TEST_PROGS := \\\n\ta.sh \\\n\tb/x.sh \\\n# end of TEST_PROGS\n"
+                "CFLAGS += -Wall -O2\nTEST_FILES := $(wildcard *.py)\n")
+        self.assertEqual(checks.makefile_order_errors(good), [])
+        two = good + "TEST_PROGS += \\\n\tz.sh \\\n# end of TEST_PROGS\n"
+        self.assertTrue(any("a second block" in e for e in checks.makefile_order_errors(two)))
+        self.assertTrue(checks.makefile_order_errors(
+            "TEST_PROGS := \\\n    a.sh \\\n\tb.sh c.sh \\\n# end of TEST_PROGS\n"))
+
+    def test_maintainers_untouched(self):
+        sha = self.change({"g.c": "int g;\n"})
+        self.assertEqual(checks.maintainers(self.repo, sha).message, "MAINTAINERS not touched")
+
+    def test_maintainers_patterns_must_match(self):
+        entry = "THING\nM:\tA U <a@example.invalid>\nS:\tMaintained\nF:\t%s\n"
+        sha = self.change({"MAINTAINERS": entry % "net/", "net/x.c": "int x;\n"})
+        res = checks.maintainers(self.repo, sha)
+        self.assertEqual((res.status, res.message),
+                         ("pass", "Errors and warnings before: 0 this patch: 0"))
+        sha = self.change({"MAINTAINERS": entry % "net/*.c"})
+        self.assertEqual(checks.maintainers(self.repo, sha).status, "pass")
+        sha = self.change({"MAINTAINERS": entry % "drivers/missing.c"})
+        res = checks.maintainers(self.repo, sha)
+        self.assertEqual(res.status, "fail")
+        self.assertIn("MAINTAINERS:4: warning: no file matches F:\tdrivers/missing.c",
+                      res.message)
+
+    def test_tool_lints_compare_parent_and_patch(self):
+        # shellcheck: a new script that is not clean fails (everything counts).
+        if not checks.shellcheck.available():
+            self.skipTest("no shellcheck")
+        sha = self.change({"s.sh": "#!/bin/bash\ncd $1\n"})
+        res = checks.shellcheck(self.repo, sha)
+        self.assertEqual(res.status, "fail", res.details)
+        self.assertTrue(res.message.startswith("Errors before: 0 (+warn: 0) this patch: "))
+        # An already unclean script that gets no worse passes.
+        sha = self.change({"s.sh": "#!/bin/bash\ncd $1\necho ok\n"})
+        self.assertEqual(checks.shellcheck(self.repo, sha).status, "pass")
+        sha = self.change({"f.c": "int r;\n"})
+        self.assertEqual(checks.shellcheck(self.repo, sha).message,
+                         "No shell scripts touched, skip")
+
+    def test_yamllint_and_python_lints(self):
+        if checks.yamllint.available():
+            sha = self.change({"a.yaml": "---\nk: 1\nk: 2\n"})
+            res = checks.yamllint(self.repo, sha)
+            self.assertEqual(res.status, "fail", res.details)
+            self.assertIn("duplication of key", res.details)
+        if checks.ruff.available():
+            sha = self.change({"p.py": "print(undefined_name)\n"})
+            res = checks.ruff(self.repo, sha)
+            self.assertEqual((res.status, res.message),
+                             ("fail", "Errors before: 0 ; this patch: 1"))
+            self.assertIn("F821", res.details)
+        if checks.pylint.available():
+            sha = self.change({"q.py": '"""Doc."""\nprint(undefined_name)\n'})
+            res = checks.pylint(self.repo, sha)
+            self.assertEqual(res.status, "fail", res.details)
+            self.assertIn("E0602", res.details)
 
     def test_series_checks(self):
-        res = checks.series_checks([("net/x", "net", ["[PATCH net] a: b"], False),
-                                    ("net-next/y", "net-next",
-                                     ["[PATCH net-next 1/3] a", "[PATCH net-next 2/3] b",
-                                      "[PATCH 3/3] c"], False),
-                                    ("net-next/z", "net-next", ["[PATCH net] q"] * 16, True)])
-        self.assertEqual(res["net/x:cover"].status, "pass")
-        self.assertEqual(res["net-next/y:cover"].status, "fail")
-        self.assertEqual(res["net-next/y:prefix"].status, "fail")
-        self.assertIn("[PATCH 3/3] c", res["net-next/y:prefix"].message)
-        self.assertEqual(res["net-next/z:size"].status, "fail")
-        self.assertEqual(res["net-next/z:prefix"].status, "fail")
+        s = checks.SeriesInfo
+        res = checks.series_checks([
+            s("net/x", "net", ["[PATCH net] a: b"], False, ["Fixes: 0123456789ab (\"x\")\n"]),
+            s("net-next/y", "net-next", ["[PATCH net-next 1/3] a", "[PATCH net-next 2/3] b",
+                                         "[PATCH 3/3] c"], False),
+            s("net-next/z", "net-next", ["[PATCH net 0/16] q"] + ["[PATCH net] q"] * 16, True),
+            s("net/w", "net", ["[PATCH net 1/2] a", "[PATCH net 2/2] b"], False,
+              ["+++ b/net/core/dev.c\n"])])
+        self.assertEqual(res["net/x:cover_letter"].status, "pass")
+        self.assertEqual(res["net/x:fixes_present"].status, "pass")
+        self.assertEqual(res["net/x:tree_selection"].message, "Clearly marked for net")
+        self.assertEqual(res["net-next/y:cover_letter"].status, "warn")
+        self.assertEqual(res["net-next/y:subject_prefix"].status, "fail")
+        self.assertIn("[PATCH 3/3] c", res["net-next/y:subject_prefix"].message)
+        self.assertEqual(res["net-next/z:patch_count"].status, "fail")
+        self.assertEqual(res["net-next/z:tree_selection"].status, "fail")
+        self.assertEqual(res["net-next/z:fixes_present"].status, "pass")
+        self.assertEqual(res["net/w:fixes_present"].message,
+                         "Series targets non-next tree, but doesn't contain any Fixes tags")
+        self.assertEqual(set(k.split(":")[1] for k in res), set(checks.SERIES_CHECKS))
 
     def test_table_names_failing_patch(self):
         r = checks.PatchReport(2, "net-next", "abc", "net: dummy: broken")
         r.results = {c: checks.Result("pass") for c in checks.CHECKS}
+        self.assertTrue(r.ok)
+        r.results["source_inline"] = checks.Result("warn", "Was 1 now: 1")
+        self.assertTrue(r.ok)
+        self.assertEqual(r.warnings, ["source_inline"])
+        r.results["checkpatch"] = checks.Result("warn", "CHECK: Alignment")
+        self.assertFalse(r.ok)
+        self.assertEqual(r.failing, ["checkpatch"])
         r.results["build"] = checks.Result("fail", "build broken: dummy.c:3: error: x")
         text = checks.table([r])
         self.assertIn("FAIL", text)
-        self.assertIn("patch 2 build: build broken", text)
-        self.assertFalse(r.ok)
+        self.assertIn("patch 2 build: fail: build broken", text)
+        self.assertIn("patch 2 source_inline: warn: Was 1 now: 1", text)
+
+    def test_check_names_are_the_bots(self):
+        for name in ("build_32bit", "build_allmodconfig_warn", "build_clang", "build_tools",
+                     "checkpatch", "kdoc", "header_inline", "source_inline", "deprecated_api",
+                     "module_param", "verify_signedoff", "verify_fixes", "cc_maintainers",
+                     "maintainers", "check_selftest", "pylint", "ruff", "shellcheck",
+                     "yamllint"):
+            self.assertIn(name, checks.CHECKS)
+        self.assertNotIn("signoff", checks.CHECKS)
+        self.assertNotIn("fixes", checks.CHECKS)
+
+
+def quiet(_msg):
+    pass
+
+
+class ObjectBuildTest(unittest.TestCase):
+    """The per-object build check with a fake make: what it compiles and how
+    it judges the two sides."""
+
+    def setUp(self):
+        self.tmp = tempfile.TemporaryDirectory()
+        self.repo = Path(self.tmp.name) / "src"
+        self.build = Path(self.tmp.name) / "build"
+        self.repo.mkdir()
+        self.build.mkdir()
+
+        def git(*args):
+            return subprocess.run(["git", "-C", str(self.repo), *args], check=True, text=True,
+                                  capture_output=True, env={**os.environ, **ENV}).stdout
+        self.git = git
+        git("init", "-q")
+        (self.repo / "net").mkdir()
+        (self.repo / "net/a.c").write_text("int a;\n")
+        git("add", "-A")
+        git("commit", "-q", "-m", "base")
+
+    def tearDown(self):
+        self.tmp.cleanup()
+
+    def commit(self, text):
+        (self.repo / "net/a.c").write_text(text)
+        self.git("commit", "-q", "-a", "-m", "change")
+        return self.git("rev-parse", "HEAD").strip()
+
+    def fake_make(self, warn_on="WARN"):
+        calls = []
+
+        def make(objs):
+            calls.append(list(objs))
+            out = ""
+            for o in objs:
+                if warn_on in (self.repo / (o[:-2] + ".c")).read_text():
+                    out += f"{o[:-2]}.c:1:1: warning: something new\n"
+            return 0, out
+        return calls, make
+
+    def test_new_warning_fails_and_old_one_passes(self):
+        calls, make = self.fake_make()
+        b = checks.ObjectBuild("build_32bit", self.repo, make, self.build, log=quiet)
+        sha = self.commit("int a; /* WARN */\n")
+        res = b(sha)
+        self.assertEqual(calls, [["net/a.o"], ["net/a.o"]])
+        self.assertEqual(res.status, "fail")
+        self.assertTrue(res.message.startswith("Errors and warnings before: 0 this patch: 1"))
+        sha = self.commit("int a; /* WARN again */\n")
+        self.assertEqual(b(sha).message, "Errors and warnings before: 1 this patch: 1")
+
+    def test_unavailable_is_a_named_skip(self):
+        _, make = self.fake_make()
+        b = checks.ObjectBuild("build_clang", self.repo, make, self.build, log=quiet,
+                               unavailable="no clang >= 17.0.1 (found: clang 14.0.6)")
+        res = b(self.commit("int b;\n"))
+        self.assertEqual((res.status, res.message),
+                         ("skip", "no clang >= 17.0.1 (found: clang 14.0.6)"))
+
+    def test_div64_helpers_fail_32bit(self):
+        # A real 32-bit object when the host can make one, else any object
+        # that calls __udivdi3.
+        src = self.build / "net/a.c"
+        src.parent.mkdir(parents=True)
+        src.write_text("unsigned long long __udivdi3(unsigned long long, unsigned long long);\n"
+                       "unsigned long long r(unsigned long long a, unsigned long long b)\n"
+                       "{ return __udivdi3(a, b); }\n")
+
+        def make(objs):
+            subprocess.run(["gcc", "-O2", "-c", str(src), "-o", str(self.build / "net/a.o")],
+                           check=True)
+            return 0, ""
+        b = checks.ObjectBuild("build_32bit", self.repo, make, self.build, div64=True,
+                               log=quiet)
+        res = b(self.commit("int c;\n"))
+        self.assertEqual(res.status, "fail")
+        self.assertIn("64-bit division without div_u64(): net/a.o: __udivdi3", res.message)
+        b.div64 = False
+        self.assertEqual(b(self.commit("int d;\n")).status, "pass")
+
+    def test_header_change_compiles_the_series_sources(self):
+        calls, make = self.fake_make()
+        (self.repo / "include").mkdir()
+        (self.repo / "include/x.h").write_text("int x;\n")
+        self.git("add", "-A")
+        self.git("commit", "-q", "-m", "h")
+        sha = self.git("rev-parse", "HEAD").strip()
+        b = checks.ObjectBuild("build_32bit", self.repo, make, self.build,
+                               series_sources=["net/a.c"], log=quiet)
+        self.assertEqual(b(sha).status, "pass")
+        self.assertEqual(calls[-1], ["net/a.o"])
 
 
 XMIT_C = """

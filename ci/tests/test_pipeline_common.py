@@ -8,6 +8,7 @@ import unittest
 from pathlib import Path
 
 import pipeline
+import checks
 import pipeline_checks
 import pipeline_common
 
@@ -75,14 +76,32 @@ class BuildProgressTest(unittest.TestCase):
 
 
 class NegativeControlTest(unittest.TestCase):
-    def test_broken_patch_breaks_what_must_catch_it(self):
-        text = pipeline_checks.NEGATIVE_CONTROL
-        self.assertTrue(any(len(ln.expandtabs(8)) > 80 for ln in text.splitlines()))
-        self.assertIn("int unused_variable;", text)
-        self.assertEqual(pipeline_checks.NEGATIVE_CONTROL_CAUGHT_BY,
-                         {"checkpatch", "build", "xmit_disasm"})
-        old, new = pipeline_checks.NEGATIVE_CONTROL_XMIT
-        self.assertTrue(new.startswith(old) and len(new) > len(old))
+    def test_every_check_has_a_control(self):
+        named = {c for want in pipeline_checks.NEGATIVE_CONTROLS.values() for c in want}
+        self.assertEqual(named, set(checks.CHECKS))
+        self.assertEqual(set(pipeline_checks.BAD_SERIES_FAILS), set(checks.SERIES_CHECKS))
+
+    def test_controls_carry_their_faults(self):
+        kernel = (pipeline_checks.CONTROLS / "checks-kernel.patch").read_text()
+        added = [ln[1:] for ln in kernel.splitlines() if ln.startswith("+")]
+        self.assertTrue(any(ln != ln.rstrip() for ln in added))  # trailing whitespace
+        self.assertTrue(any(len(ln.expandtabs(8)) > 80 for ln in added))
+        for text in ("static inline int dummy_negative_inline", "module_param(negative_param",
+                     "return bytes / ns;", "negative_count++;", "int unused_variable;",
+                     "if (p)\n+\t\tkfree(p);", " * @wrong:", "+static int dummy_negative_header",
+                     "+F:\tdrivers/net/dummy_negative_missing.c",
+                     "skb_orphan(skb);", 'Fixes: 3f05e6886a59 ("net_sched: a subject'):
+            self.assertIn(text, kernel)
+        self.assertNotIn("Signed-off-by:", kernel.split("\n---\n")[0])
+        selftests = (pipeline_checks.CONTROLS / "checks-selftests.patch").read_text()
+        for text in ("+\tnegative_control.sh \\\n \taltnames.sh", "print(undefined_name)",
+                     "+name: one\n+name: two", "+\tint negative;", "+cd $dir"):
+            self.assertIn(text, selftests)
+
+    def test_bad_series_breaks_each_rule(self):
+        for check, want in pipeline_checks.BAD_SERIES_FAILS.items():
+            self.assertEqual(checks.SERIES_FUNCS[check](pipeline_checks.BAD_SERIES).status, want,
+                             check)
 
 
 if __name__ == "__main__":
