@@ -29,6 +29,8 @@ PACKAGES=(
 	flake8
 	# reports
 	gnuplot-nox
+	# the mailing list on loopback (mailing-list stage)
+	public-inbox python3-aiosmtpd
 )
 # Extra packages (space-separated), e.g. for a local tool; also used by tests.
 read -r -a extra <<< "${SETUP_EXTRA_PACKAGES:-}"
