@@ -210,8 +210,9 @@ class BotTest(unittest.TestCase):
         self.archive.add(b"From: Sam <sam@x.invalid>\nSubject: [PATCH 1/1] x\n"
                          b"this line has no colon\n\nbody\n")
         reps = self.bot.settle(timeout=5)
-        self.assertEqual([r.kind for r in reps], ["malformed"])
+        self.assertEqual([(r.kind, r.root) for r in reps], [("malformed", "0" * 40)])
         self.assertIn("MissingHeaderBodySeparatorDefect", reps[0].text)
+        self.assertNotIn("In-Reply-To", self.posted[0])
 
     def test_patch_mail_without_a_diff_is_malformed(self):
         self.archive.add(self.mail("[PATCH net-next 1/1] no diff", "n@x", "just words"))

@@ -61,7 +61,7 @@ class Mail:
 @dataclass
 class Report:
     kind: str  # checked | malformed | missing | no-apply
-    root: str  # the message-id replied to
+    root: str  # the message-id replied to (a malformed mail without one: its commit)
     subject: str
     text: str
     ok: bool
@@ -197,7 +197,7 @@ class Bot:
         return None, [head]
 
     # -- answers ------------------------------------------------------------
-    def reply(self, kind, to, subject, text, ok, patches=()):
+    def reply(self, kind, to, subject, text, ok, patches=(), root=None):
         msg = EmailMessage()
         msg["From"] = email.utils.formataddr(BOT)
         msg["To"] = self.address
@@ -209,16 +209,19 @@ class Bot:
             msg["References"] = f"<{to}>"
         msg.set_content(text)
         self.post(msg)
-        rep = Report(kind, to, subject, text, ok, list(patches), clean_id(msg["Message-ID"]))
+        rep = Report(kind, root or to, subject, text, ok, list(patches),
+                     clean_id(msg["Message-ID"]))
         self.reports.append(rep)
-        self.log(f"  bot: {kind} reply to <{to or '-'}>: {text.splitlines()[0]}")
+        self.log(f"  bot: {kind} reply to <{to or '-'}>: {text.splitlines()[2]}")
         return rep
 
     def malformed(self, mail):
         text = "\n".join(["Hello,", "", "this mail is malformed; the bot did not test it:", "",
                           *[f"  - {p}" for p in mail.problems], "",
                           f"archive commit {mail.commit[:12]} (kept in the archive)"])
-        return self.reply("malformed", mail.msgid, mail.subject, text, False)
+        # Without a Message-ID it is named by its archive commit.
+        return self.reply("malformed", mail.msgid, mail.subject, text, False,
+                          root=mail.msgid or mail.commit)
 
     def missing(self, root, cover, patches, missing):
         total = cover.n if cover else 1

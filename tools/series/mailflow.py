@@ -301,7 +301,8 @@ class MailFlow(b4flow.Flow):
                                    f"{b4flow.tail(text)}")
         return (f"b4 diff of v{old} and v{new} from the archive: {marks.count('=')} same, "
                 f"{marks.count('!')} changed, {marks.count('<') + marks.count('>')} "
-                f"added/dropped; {path.name}")
+                f"added/dropped (b4 am gives v1 the trailers the list collected too); "
+                f"{path.name}")
 
     # -- the driver ----------------------------------------------------------
     def bot_worktree(self):
@@ -397,10 +398,7 @@ class MailFlow(b4flow.Flow):
 
         self.bot.settle()
         for c in cases:
-            if c.name == "malformed":
-                rep = next((r for r in self.bot.reports if r.kind == "malformed"), None)
-            else:
-                rep = next((r for r in self.bot.reports if r.root == c.msgid), None)
+            rep = next((r for r in self.bot.reports if r.root == c.msgid), None)
             if rep is None:
                 c.detail = "no bot reply"
             elif rep.kind != c.want:

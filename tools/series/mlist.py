@@ -285,8 +285,10 @@ def serve(port, address, spool):
     print(f"smtp: {address} on {LOOPBACK}:{port}", flush=True)
     stopping = []
     signal.signal(signal.SIGTERM, lambda *a: stopping.append(1))
+    parent = os.getppid()
     try:
-        while not stopping:
+        # Also gone when the process that started it is (killed, not stopped).
+        while not stopping and os.getppid() == parent:
             time.sleep(0.2)
     finally:
         controller.stop()
