@@ -278,7 +278,7 @@ class Bot:
                                 if build else checks.Result("skip", "not run by the bot; no "
                                                             "checks stage result"))
             failed += sum(1 for r in results.values() if r.status == "fail")
-            rows.append((p.subject, {k: (r.status, r.message) for k, r in results.items()}))
+            rows.append((subject, {k: (r.status, r.message) for k, r in results.items()}))
         lines = ["Hello,", "",
                  f"the bot applied this series ({total} patch(es)) to {tree} at {tip[:12]} "
                  "and checked each patch:", ""]
