@@ -206,6 +206,17 @@ class BotTest(unittest.TestCase):
         self.archive.add(self.posted[0])
         self.assertEqual(self.bot.settle(timeout=1), [])
 
+    def test_checks_stage_build_result_quoted_not_rerun(self):
+        self.bot.build = {"net: add": checks.Result("fail", "new warning: x.c: unused")}
+        self.archive.add(self.mail("[PATCH net-next 0/1] one", "c@x", "cover"))
+        self.archive.add(self.patch_mail(0, 1, 1, "p1@x", "c@x"))
+        with mock.patch.object(checks, "checkpatch", return_value=checks.Result("pass", "ok")), \
+                mock.patch.object(checks, "kdoc", return_value=checks.Result("skip", "no C")):
+            reps = self.bot.settle(timeout=5)
+        self.assertFalse(reps[0].ok)
+        self.assertIn("build      fail checks stage: new warning: x.c: unused", reps[0].text)
+        self.assertIn("1 check(s) failed", reps[0].text)
+
     def test_malformed_mail_reported(self):
         self.archive.add(b"From: Sam <sam@x.invalid>\nSubject: [PATCH 1/1] x\n"
                          b"this line has no colon\n\nbody\n")
