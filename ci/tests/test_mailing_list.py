@@ -90,11 +90,20 @@ class ServerTest(unittest.TestCase):
                 msg.set_content("hello\n")
                 lst.send(msg, "a@x.invalid")
                 lst.send(b"no colon here\nSubject: x\n\nbody\n", "a@x.invalid")
+                # a reply to a long Message-ID keeps it as it is: archives thread by it
+                long_id = "<" + "b" * 70 + "@users.noreply.a-seed-28ac61b8.example>"
+                reply = EmailMessage()
+                reply["From"], reply["To"], reply["Subject"] = "b <b@x.invalid>", lst.address, "Re"
+                reply["In-Reply-To"] = long_id
+                reply.set_content("reply\n")
+                lst.send(reply, "b@x.invalid")
+                ep, last = lst.archive().commits()[-1]
+                self.assertIn(f"In-Reply-To: {long_id}".encode(), lst.archive().raw(ep, last))
                 # a recipient other than the list is refused: nothing is relayed
                 with self.assertRaises(Exception):
                     mlist.send(lst.smtp_port, msg, "a@x.invalid", "someone@example.com")
-                self.assertEqual(len(lst.spooled()), 2)
-                self.assertEqual(lst.archive().count(), 2)
+                self.assertEqual(len(lst.spooled()), 3)
+                self.assertEqual(lst.archive().count(), 3)
                 self.assertIn("<one@x.invalid>", lst.archive().message_ids())
                 port = lst.http_port
                 raise RuntimeError("a failing step")

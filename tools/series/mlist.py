@@ -39,6 +39,11 @@ MDA_TIMEOUT = 60
 PYTHON = "/usr/bin/python3" if Path("/usr/bin/python3").exists() else sys.executable
 
 
+# Lines up to SMTP's 998: a long Message-ID in In-Reply-To/References stays
+# one token instead of an RFC 2047 encoded word no archive threads by.
+WIRE = email.policy.SMTP.clone(max_line_length=998)
+
+
 class ListError(Exception):
     """A named failure of the list: which server or check, and why."""
 
@@ -128,7 +133,7 @@ def send(port, msg, sender, rcpt, host=LOOPBACK, timeout=30):
     """One message to the list's SMTP server (and only to 127.0.0.1)."""
     if host != LOOPBACK:
         raise ListError(f"refused: SMTP server {host} is not {LOOPBACK}")
-    data = msg if isinstance(msg, bytes) else msg.as_bytes(policy=email.policy.SMTP)
+    data = msg if isinstance(msg, bytes) else msg.as_bytes(policy=WIRE)
     with smtplib.SMTP(host, port, timeout=timeout) as s:
         s.sendmail(sender, [rcpt], data)
 
