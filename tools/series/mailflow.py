@@ -120,11 +120,8 @@ class MailFlow(b4flow.Flow):
     def b4net(self, job, step, *args, cwd=None, stdin=None):
         """b4 with the network on (the local httpd), a fresh cache each time."""
         shutil.rmtree(self.scratch / "cache", ignore_errors=True)
-        try:
-            res = self.run(job, step, ["timeout", str(B4_TIMEOUT), "b4", "-n", "--no-stdin",
-                                       *args], cwd=cwd, stdin=stdin)
-        except b4flow.FlowError:
-            raise
+        res = self.run(job, step, ["timeout", str(B4_TIMEOUT), "b4", "-n", "--no-stdin", *args],
+                       cwd=cwd, stdin=stdin)
         return res.stdout + res.stderr
 
     # -- the archive, over HTTP ------------------------------------------
