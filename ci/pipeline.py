@@ -17,6 +17,7 @@ what each needs). The stages live in one module per job:
   pipeline_host.py    setup, userspace, host-tests (ctest, self-tests, lint)
   pipeline_tree.py    base, apply, build-base; worktree and build helpers
   pipeline_checks.py  checks: per-patch and series checks, negative control
+  pipeline_mail.py    mailing-list: b4 over SMTP into a public-inbox archive
   pipeline_boot.py    kunit (UML) and vm (virtme-ng)
   pipeline_bench.py   bench: UML builds, bench.py, verdicts
 """
@@ -36,12 +37,13 @@ from pipeline_bench import BenchStages
 from pipeline_boot import BootStages
 from pipeline_checks import CheckStages
 from pipeline_host import HostStages
+from pipeline_mail import MailStages
 from pipeline_submit import SubmitStages
 import report
 import series
 
 
-class Pipeline(HostStages, CheckStages, SubmitStages, BootStages, BenchStages):
+class Pipeline(HostStages, CheckStages, SubmitStages, MailStages, BootStages, BenchStages):
     """Every stage (one base class per job) and the state they hand on."""
 
     def __init__(self, mode, results):
@@ -56,13 +58,14 @@ class Pipeline(HostStages, CheckStages, SubmitStages, BootStages, BenchStages):
 
     PLAN = {
         "test": ["setup", "base", "apply", "userspace", "host_tests", "build_base", "checks",
-                 "submission", "kunit", "vm"],
+                 "submission", "mailing_list", "kunit", "vm"],
         "main": ["setup", "base", "apply", "userspace", "build_base", "checks", "submission",
-                 "kunit", "vm", "vm_debug", "bench"],
+                 "mailing_list", "kunit", "vm", "vm_debug", "bench"],
     }
     # userspace builds against the applied tree's uapi headers.
     NEEDS = {"userspace": ["apply"], "host_tests": ["userspace"], "apply": ["base"],
              "build_base": ["base"], "checks": ["apply"], "submission": ["apply"],
+             "mailing_list": ["apply"],
              "kunit": ["apply"], "vm": ["build_base", "checks", "userspace"],
              "vm_debug": ["checks", "userspace"],
              "bench": ["checks", "userspace"]}

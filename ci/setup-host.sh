@@ -35,6 +35,8 @@ PACKAGES=(
 	clang-19 lld-19 llvm-19 pylint shellcheck yamllint codespell nodejs npm
 	# reports
 	gnuplot-nox
+	# the mailing list on loopback (mailing-list stage)
+	public-inbox python3-aiosmtpd
 )
 # Extra packages (space-separated), e.g. for a local tool; also used by tests.
 read -r -a extra <<< "${SETUP_EXTRA_PACKAGES:-}"

@@ -17,7 +17,7 @@ class LayoutTest(unittest.TestCase):
     OWNER = {"setup": "pipeline_host", "userspace": "pipeline_host",
              "host_tests": "pipeline_host", "base": "pipeline_tree", "apply": "pipeline_tree",
              "build_base": "pipeline_tree", "checks": "pipeline_checks",
-             "submission": "pipeline_submit",
+             "submission": "pipeline_submit", "mailing_list": "pipeline_mail",
              "kunit": "pipeline_boot", "vm": "pipeline_boot", "vm_debug": "pipeline_boot",
              "bench": "pipeline_bench"}
 

@@ -128,8 +128,10 @@ def reply_with_trailer(patch_file, who):
     msg["Subject"] = "Re: " + " ".join(orig["Subject"].split())
     msg["Date"] = email.utils.formatdate()
     msg["Message-Id"] = email.utils.make_msgid("review", who[1].split("@")[1])
-    msg["In-Reply-To"] = orig["Message-Id"]
-    msg["References"] = " ".join(filter(None, [orig["References"], orig["Message-Id"]]))
+    # A long Message-Id comes folded from an archive: one line here.
+    msgid = " ".join(orig["Message-Id"].split())
+    msg["In-Reply-To"] = msgid
+    msg["References"] = " ".join(" ".join(filter(None, [orig["References"], msgid])).split())
     msg.set_content(f"{quoted}\n\nLooks right to me.\n\n"
                     f"Reviewed-by: {email.utils.formataddr(who)}\n")
     return msg

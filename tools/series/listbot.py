@@ -1,0 +1,313 @@
+#!/usr/bin/env python3
+"""A bot on the list archive: each new series checked per patch, the results
+posted as a reply to its cover letter, the way netdev's CI reports.
+
+The bot polls the inbox's git (mlist.Archive: one commit per message) and
+keeps what it has seen. A mail whose subject carries [PATCH ...] starts or
+joins a series: k/N threaded under its 0/N cover letter, or a lone 1/1. A
+complete series is applied with `git am` onto the tip of its tree (the
+prefix's net or net-next; tips=) in the bot's own worktree and every patch
+checked with tools/series/checks.py: checkpatch, signoff, fixes, kdoc. The
+build checks are not run again: the checks stage's result for a patch of the
+same subject is quoted when the bot has it (build=), else said to be absent.
+A patch the bot checked before, with the same patch-id and message (a v2
+changing only other patches), keeps its results.
+
+Bad input gets a reply too, saying what is wrong:
+  malformed   a mail the parser finds defects in, without From:, Subject: or
+              Message-ID:, or a [PATCH k/N] (k > 0) without a diff
+  missing     a series still lacking patches `grace` seconds after its cover
+  no-apply    a patch `git am` refuses: which one and git's first error
+Replies (Re:) and the bot's own mails are read, never answered.
+"""
+
+import email
+import email.policy
+import email.utils
+import hashlib
+import os
+import re
+import subprocess
+import time
+from dataclasses import dataclass, field
+from email.message import EmailMessage
+from pathlib import Path
+
+import checks
+
+BOT = ("mqbypass bot", "bot@mqbypass.invalid")
+PATCH_RE = re.compile(r"^\s*\[(?P<prefix>[^\]]*\bPATCH\b[^\]]*)\]\s*(?P<title>.*)$", re.I)
+COUNTER_RE = re.compile(r"\b(?P<k>\d+)/(?P<n>\d+)\b")
+VERSION_RE = re.compile(r"\bv(?P<v>\d+)\b", re.I)
+CHECKS = ("checkpatch", "signoff", "fixes", "kdoc")
+DIFF_RE = re.compile(r"^diff --git |^--- \S.*\n\+\+\+ \S", re.M)
+
+
+@dataclass
+class Mail:
+    commit: str  # the archive's commit
+    raw: bytes
+    msgid: str = ""
+    subject: str = ""
+    sender: str = ""
+    parent: str = ""  # In-Reply-To
+    prefix: str = ""
+    k: int = 0
+    n: int = 0
+    version: int = 1
+    problems: list = field(default_factory=list)  # why it is malformed
+
+
+@dataclass
+class Report:
+    kind: str  # checked | malformed | missing | no-apply
+    root: str  # the message-id replied to (a malformed mail without one: its commit)
+    subject: str
+    text: str
+    ok: bool
+    patches: list = field(default_factory=list)  # [(subject, {check: (status, message)})]
+    reply_id: str = ""
+
+
+def clean_id(value):
+    m = re.search(r"<([^>]+)>", str(value or ""))
+    return m[1] if m else str(value or "").strip()
+
+
+def parse(commit, raw):
+    mail = Mail(commit, raw)
+    try:
+        msg = email.message_from_bytes(raw, policy=email.policy.default)
+        mail.subject = " ".join(str(msg.get("Subject", "")).split())
+        mail.msgid = clean_id(msg.get("Message-ID"))
+        mail.sender = email.utils.parseaddr(str(msg.get("From", "")))[1]
+        mail.parent = clean_id(msg.get("In-Reply-To"))
+        defects = list(msg.defects)
+        for part in msg.walk():
+            defects += [d for d in part.defects if d not in defects]
+        for key in msg.keys():
+            defects += list(getattr(msg[key], "defects", []))
+        body = msg.get_body(("plain",))
+        text = body.get_content() if body is not None else ""
+    except Exception as err:  # the parser itself gave up
+        mail.problems.append(f"unparsable: {err}")
+        return mail
+    mail.problems += [f"{type(d).__name__}: {d}".rstrip(": ") for d in defects]
+    for name, value in (("From", mail.sender), ("Subject", mail.subject),
+                        ("Message-ID", mail.msgid)):
+        if not value:
+            mail.problems.append(f"no {name}:")
+    m = PATCH_RE.match(mail.subject)
+    if m:
+        mail.prefix = m["prefix"]
+        c = COUNTER_RE.search(m["prefix"])
+        mail.k, mail.n = (int(c["k"]), int(c["n"])) if c else (1, 1)
+        v = VERSION_RE.search(m["prefix"])
+        mail.version = int(v["v"]) if v else 1
+        if mail.k > 0 and not DIFF_RE.search(text):
+            mail.problems.append(f"[PATCH {mail.k}/{mail.n}] without a diff")
+    return mail
+
+
+def tree_of(prefix):
+    words = prefix.lower().split()
+    return next((w for w in words if w in ("net", "net-next")), "net-next")
+
+
+class Bot:
+    """Polls `archive`, applies in `worktree` (a git worktree it owns) onto
+    `tips` ({tree: commit}), posts with `post(message)`."""
+
+    def __init__(self, archive, worktree, tips, post, *, known=None, build=None,
+                 grace=5.0, log=print, address="netdev@mqbypass.invalid"):
+        self.archive, self.worktree, self.tips, self.post = archive, Path(worktree), tips, post
+        self.known = known or {}
+        self.build = build or {}  # patch subject -> checks.Result of the checks stage
+        self.grace, self.log, self.address = grace, log, address
+        self.seen = set()  # archive commits read
+        self.mails = {}  # msgid -> Mail
+        self.pending = {}  # cover msgid -> first seen (monotonic)
+        self.done = set()  # msgids answered
+        self.cache = {}  # (patch-id, message digest) -> {check: Result}
+        self.reports = []
+
+    # -- reading the archive --------------------------------------------
+    def read(self):
+        new = []
+        for epoch, commit in self.archive.commits():
+            if commit in self.seen:
+                continue
+            self.seen.add(commit)
+            mail = parse(commit, self.archive.raw(epoch, commit))
+            if mail.msgid:
+                self.mails.setdefault(mail.msgid, mail)
+            new.append(mail)
+        return new
+
+    def poll(self, final=False):
+        """Read new mail, answer what can be answered; `final`: no more
+        patches are coming (a series still incomplete is reported)."""
+        out = []
+        for mail in self.read():
+            if mail.sender == BOT[1] or mail.subject.lower().startswith("re:"):
+                continue
+            if mail.problems:
+                out.append(self.malformed(mail))
+            elif mail.prefix:
+                root = mail.msgid if mail.k == 0 or (mail.n == 1 and not mail.parent) \
+                    else mail.parent
+                self.pending.setdefault(root, time.monotonic())
+        for root, since in list(self.pending.items()):
+            members = self.series(root)
+            if members is None:
+                continue
+            cover, patches = members
+            total = cover.n if cover else 1
+            have = sorted({p.k for p in patches})
+            if have == list(range(1, total + 1)):
+                del self.pending[root]
+                out.append(self.check(root, cover, sorted(patches, key=lambda p: p.k)))
+            elif final or time.monotonic() - since >= self.grace:
+                del self.pending[root]
+                missing = [k for k in range(1, total + 1) if k not in have]
+                out.append(self.missing(root, cover, patches, missing))
+        return out
+
+    def settle(self, timeout=60, interval=0.5):
+        """Poll until nothing is pending (incomplete series wait `grace`)."""
+        out = self.poll()
+        deadline = time.monotonic() + timeout
+        while self.pending and time.monotonic() < deadline:
+            time.sleep(interval)
+            out += self.poll()
+        if self.pending:
+            out += self.poll(final=True)
+        return out
+
+    def series(self, root):
+        """(cover or None, [patches]) of the series rooted at `root`."""
+        head = self.mails.get(root)
+        if head is None:
+            return None
+        if head.k == 0:
+            patches = [m for m in self.mails.values()
+                       if m.parent == root and m.prefix and m.k > 0 and not m.problems
+                       and not m.subject.lower().startswith("re:")]
+            return head, patches
+        return None, [head]
+
+    # -- answers ------------------------------------------------------------
+    def reply(self, kind, to, subject, text, ok, patches=(), root=None):
+        msg = EmailMessage()
+        msg["From"] = email.utils.formataddr(BOT)
+        msg["To"] = self.address
+        msg["Subject"] = "Re: " + (subject or "(no subject)")
+        msg["Date"] = email.utils.formatdate()
+        msg["Message-ID"] = email.utils.make_msgid("bot", BOT[1].split("@")[1])
+        if to:
+            msg["In-Reply-To"] = f"<{to}>"
+            msg["References"] = f"<{to}>"
+        msg.set_content(text)
+        self.post(msg)
+        rep = Report(kind, root or to, subject, text, ok, list(patches),
+                     clean_id(msg["Message-ID"]))
+        self.reports.append(rep)
+        self.log(f"  bot: {kind} reply to <{to or '-'}>: {text.splitlines()[2]}")
+        return rep
+
+    def malformed(self, mail):
+        text = "\n".join(["Hello,", "", "this mail is malformed; the bot did not test it:", "",
+                          *[f"  - {p}" for p in mail.problems], "",
+                          f"archive commit {mail.commit[:12]} (kept in the archive)"])
+        # Without a Message-ID it is named by its archive commit.
+        return self.reply("malformed", mail.msgid, mail.subject, text, False,
+                          root=mail.msgid or mail.commit)
+
+    def missing(self, root, cover, patches, missing):
+        total = cover.n if cover else 1
+        text = "\n".join([
+            "Hello,", "",
+            f"this series is incomplete: {len(patches)} of {total} patches arrived, "
+            f"missing {', '.join(f'{k}/{total}' for k in missing)}; the bot did not "
+            "test it. Please resend the whole series."])
+        return self.reply("missing", root, (cover or patches[0]).subject, text, False)
+
+    def env(self):
+        return {**os.environ, "GIT_COMMITTER_NAME": BOT[0], "GIT_COMMITTER_EMAIL": BOT[1]}
+
+    def git(self, *args, check=True):
+        res = subprocess.run(["git", "-C", str(self.worktree), *args], text=True,
+                             capture_output=True, timeout=300, env=self.env())
+        if check and res.returncode:
+            raise RuntimeError(f"git {' '.join(args)}: {(res.stdout + res.stderr).strip()}")
+        return res
+
+    def check(self, root, cover, patches):
+        head = cover or patches[0]
+        tree = tree_of(head.prefix)
+        tip = self.tips.get(tree) or next(iter(self.tips.values()))
+        self.git("checkout", "-q", "-f", "--detach", tip)
+        self.git("clean", "-qfdx")
+        self.git("am", "--abort", check=False)
+        total = len(patches)
+        applied = []
+        for p in patches:
+            before = self.git("rev-parse", "HEAD").stdout.strip()
+            res = subprocess.run(["git", "-C", str(self.worktree), "am", "-q"], input=p.raw,
+                                 capture_output=True, timeout=300, env=self.env())
+            if res.returncode:
+                self.git("am", "--abort", check=False)
+                err = (res.stdout + res.stderr).decode(errors="replace").strip().splitlines()
+                first = next((ln for ln in err if ln.startswith("error:")),
+                             next((ln for ln in err if re.search(r"fail|corrupt", ln, re.I)),
+                                  err[0] if err else "git am failed"))
+                text = "\n".join([
+                    "Hello,", "",
+                    f"patch {p.k}/{total} \"{p.subject}\" does not apply to {tree} at "
+                    f"{tip[:12]}:", "", f"  {first}", "",
+                    f"{len(applied)} patch(es) before it applied; the bot did not test the "
+                    "series. Please rebase it onto the tree and resend."])
+                return self.reply("no-apply", root, head.subject, text, False)
+            applied.append((p, self.git("rev-parse", "HEAD").stdout.strip(), before))
+        rows, failed = [], 0
+        for p, commit, _ in applied:
+            results = self.run_checks(tree, commit)
+            subject = self.git("log", "-1", "--format=%s", commit).stdout.strip()
+            build = self.build.get(subject)
+            results["build"] = (checks.Result(build.status, f"checks stage: {build.message}")
+                                if build else checks.Result("skip", "not run by the bot; no "
+                                                            "checks stage result"))
+            failed += sum(1 for r in results.values() if r.status == "fail")
+            rows.append((subject, {k: (r.status, r.message) for k, r in results.items()}))
+        lines = ["Hello,", "",
+                 f"the bot applied this series ({total} patch(es)) to {tree} at {tip[:12]} "
+                 "and checked each patch:", ""]
+        for (subject, res), (p, _, _) in zip(rows, applied):
+            lines.append(f"[{p.k}/{total}] {subject}")
+            lines += [f"    {k:<10} {st:<4} {msg}" for k, (st, msg) in res.items()]
+        lines += ["", "Result: " + ("all checks passed" if not failed else
+                                    f"{failed} check(s) failed")]
+        return self.reply("checked", root, head.subject, "\n".join(lines), not failed, rows)
+
+    def run_checks(self, tree, commit):
+        pid = subprocess.run(f"git -C {self.worktree} show {commit} | git patch-id --stable",
+                             shell=True, text=True, capture_output=True,
+                             timeout=120).stdout.split()[:1]
+        body = self.git("log", "-1", "--format=%an <%ae>%n%B", commit).stdout
+        key = (pid[0] if pid else commit, hashlib.sha256(body.encode()).hexdigest())
+        if key in self.cache:
+            return {k: checks.Result(r.status, r.message + " (same patch checked before)")
+                    for k, r in self.cache[key].items()}
+        self.git("checkout", "-q", "-f", "--detach", commit)
+        results = {}
+        for name, fn in (("checkpatch", lambda: checks.checkpatch(self.worktree, commit)),
+                         ("signoff", lambda: checks.signoff(self.worktree, commit)),
+                         ("fixes", lambda: checks.fixes(self.worktree, commit, tree,
+                                                        self.known)),
+                         ("kdoc", lambda: checks.kdoc(self.worktree, commit))):
+            try:
+                results[name] = fn()
+            except Exception as err:  # a check that crashes fails, named
+                results[name] = checks.Result("fail", f"{name} crashed: {err}")
+        self.cache[key] = results
+        return dict(results)
