@@ -8,6 +8,7 @@ import dataclasses
 from pipeline_common import (ROOT, TEST_FRAGMENTS, X86_BUILD, BuildProgress, StageFailed, log,
                              sh)
 from pipeline_tree import TreeStages
+import debug_checks
 import report
 import run as kunit_run
 
@@ -94,25 +95,53 @@ class BootStages(TreeStages):
 
     def stage_vm_debug(self, st):
         """The patched kernel built with kernel/configs/debug.config (KASAN,
-        lockdep, PROVE_RCU, UBSAN, kmemleak with a scan at the end) and with
-        kcsan.config, each booted with the judged programs, churn included
-        (tc-testing is the vm stage's). A splat,
-        a KCSAN report or a kmemleak object fails the kernel's run."""
+        lockdep, PROVE_RCU, UBSAN, kmemleak with a scan at the end, fault
+        injection) and with kcsan.config, each booted with the judged
+        programs, churn included (tc-testing is the vm stage's). A splat, a KCSAN report or a kmemleak object fails
+        the kernel's run; so does an instrument that was absent or turned
+        itself off (debug_checks.check_instruments). The debug kernel first
+        runs fault_inject (selftests/fault-inject.sh): each request of
+        debug_checks.FAULT_REQUESTS must pass."""
         import selftests_run  # noqa: PLC0415
         progs = [(p, k) for p, k in selftests_run.programs() if k != "tdc"]
         self.checkout(self.series_tree, self.tip)
-        summaries, ok = [], True
+        summaries, ok, details = [], True, []
+        bindir = ROOT / "build/cxx"
         for cfg in ("debug", "kcsan"):
             out = self.ws / "series" / f"build-x86-{cfg}"
             self.build(self.series_tree, out, f"build-{cfg}",
                        fragments=[*TEST_FRAGMENTS, ROOT / f"kernel/configs/{cfg}.config"])
-            res = selftests_run.run_matrix({"patched": out}, self.results / f"vm-{cfg}",
-                                           tree=self.series_tree, log=log, progs=progs,
-                                           timeout=3600, churn_seconds=60)
+            outdir = self.results / f"vm-{cfg}"
+            faults = cfg == "debug"
+            res = selftests_run.run_matrix(
+                {"patched": out}, outdir, bindir=bindir, tree=self.series_tree, log=log,
+                progs=progs, timeout=3600, churn_seconds=60,
+                before=(lambda rw: f"bash {ROOT}/selftests/fault-inject.sh {rw} {bindir}")
+                if faults else None,
+                after=lambda rw: f"bash {ROOT}/selftests/instruments.sh {rw}")
             st.cases.extend(dataclasses.replace(c, suite=f"{cfg}.{c.suite}") for c in res.cases)
-            summaries.append(f"{cfg}: {res.summary}")
+            rw = outdir / "patched"
+            inst = debug_checks.instrument_cases(cfg, rw, outdir / "patched-console.log")
+            st.cases.extend(inst)
+            bad = [f"{c.name}: {c.message}" for c in inst if c.status != "pass"]
+            summary = f"{cfg}: {res.summary}; instruments " + (
+                "; ".join(bad) if bad else ", ".join(c.name for c in inst) + " on throughout")
+            if faults:
+                cases, probs = debug_checks.judge_fault_injection(
+                    selftests_run.read_program(rw, debug_checks.FAULT_PROGRAM, "ktap",
+                                               self.series_tree))
+                st.cases.extend(cases)
+                bad += probs
+                summary += ("; fault injection: " + ("; ".join(probs[:3]) if probs else
+                            f"{len(debug_checks.FAULT_REQUESTS)} requests, all consistent"))
+                table = rw / "fault-table.md"
+                if table.is_file():
+                    details.append(f"fault injection ({cfg} kernel):\n{table.read_text()}")
+            summaries.append(summary)
             log(res.matrix)
-            ok = ok and res.ok
+            details.append(f"{cfg} kernel:\n{res.matrix}")
+            ok = ok and res.ok and not bad
         st.summary = "; ".join(summaries)
+        st.details = "\n\n".join(details)
         if not ok:
             raise StageFailed(st.summary)

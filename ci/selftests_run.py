@@ -638,11 +638,14 @@ def build_tree_helpers(tree, log=print):
 
 
 def run_matrix(kernels, outdir, bindir=ROOT / "build/cxx", tree="", timeout=1800, log=print,
-               expect=None, progs=None, churn_seconds=20):
+               expect=None, progs=None, churn_seconds=20, before=None, after=None):
     """kernels: {label: build_dir}. Boots each, runs the programs and judges
     them (expect, progs: expectations.json and programs.txt unless given).
     The VM's runner gets SELFTEST_KERNEL (selftest_kernel()) for its
-    programs. Returns an Outcome with cases and matrix."""
+    programs. before, after: functions of a kernel's results directory giving a shell
+    command the VM runs before and after the programs (the debug kernels'
+    fault injection and instrument dump); the VM's exit status stays
+    run-in-vm.sh's. Returns an Outcome with cases and matrix."""
     expect = load_expectations() if expect is None else expect
     # Programs given: the VM runs only those.
     only = f" --only={','.join(p for p, _ in progs)}" if progs is not None else ""
@@ -652,10 +655,14 @@ def run_matrix(kernels, outdir, bindir=ROOT / "build/cxx", tree="", timeout=1800
     for label, build in kernels.items():
         rw = Path(outdir) / label
         log(f"  booting the {label} kernel (TCG) and running {len(progs)} program(s)")
-        res = vm.run_vm(build, f"SELFTEST_KERNEL={selftest_kernel(label)} "
-                        f"CHURN_SECONDS={int(churn_seconds)} "
-                        f"bash {ROOT}/selftests/run-in-vm.sh {rw} {bindir} {tree}{only}",
-                        rwdir=rw, timeout=timeout, log_path=Path(outdir) / f"{label}-console.log")
+        cmd = (f"SELFTEST_KERNEL={selftest_kernel(label)} "
+               f"CHURN_SECONDS={int(churn_seconds)} "
+               f"bash {ROOT}/selftests/run-in-vm.sh {rw} {bindir} {tree}{only}")
+        if before or after:
+            cmd = (f"{before(rw) + '; ' if before else ''}{cmd}; rc=$?; "
+                   f"{after(rw) + '; ' if after else ''}(exit $rc)")
+        res = vm.run_vm(build, cmd, rwdir=rw, timeout=timeout,
+                        log_path=Path(outdir) / f"{label}-console.log")
         log(f"    {label}: {res.reason()} after {res.seconds:.0f}s "
             f"(console: {res.log_path})")
         boot_cases.append(report.Case(f"vm.{label}", "boot and run", "pass" if res.ok else "fail",

@@ -3,7 +3,12 @@
 
 Results are read from kunit.py's JSON and counted per case; the run fails
 on any failed case, on a crash or timeout, when no case ran at all, or when
-a suite the series adds (SERIES_SUITES) did not run. The networking suites
+a suite the series adds (SERIES_SUITES) did not run. It also fails on a
+kernel report (KASAN, lockdep, WARNING, BUG, UBSAN: ci/vm.py's patterns)
+anywhere in the kernel's whole log, the build directory's test.log:
+kunit.py's own output shows a case's log only when the case fails, so a
+passing case that warns would go unseen there
+(ci/negative-controls/kunit-warn-in-passing-case.patch is such a case). The networking suites
 of the base tree (net.kunitconfig) always run, as a peer check; the series'
 own (series.kunitconfig) when it has any.
 """
@@ -33,6 +38,9 @@ DEBUG_KCONFIG = ("CONFIG_DEBUG_KERNEL=y", "CONFIG_KASAN=y", "CONFIG_KASAN_VMALLO
                  "CONFIG_PROVE_LOCKING=y", "CONFIG_DEBUG_ATOMIC_SLEEP=y")
 
 
+# Where kunit.py writes the kernel's whole output in the build directory.
+TEST_LOG = "test.log"
+
 KCONFIG_LINE = re.compile(r"^(CONFIG_\w+=.*|# CONFIG_\w+ is not set)$")
 
 
@@ -56,6 +64,7 @@ class KunitResult:
     log_path: str = ""
     required: tuple = ()  # suites that must have run
     splats: list = field(default_factory=list)  # kernel reports in the log (KASAN, lockdep)
+    kernel_log: str = ""  # the kernel's whole log (test.log), "" if there was none
 
     def count(self, status):
         return sum(1 for c in self.cases if c[2] == status)
@@ -68,13 +77,16 @@ class KunitResult:
     @property
     def ok(self):
         return (self.exit_code == 0 and bool(self.cases) and not self.missing()
-                and not self.splats and not self.count("FAIL") and not self.count("ERROR"))
+                and bool(self.kernel_log) and not self.splats
+                and not self.count("FAIL") and not self.count("ERROR"))
 
     def summary(self):
         missing = self.missing()
         return (f"{self.count('PASS')} passed, {self.count('FAIL') + self.count('ERROR')} "
                 f"failed, {self.count('SKIP')} skipped"
                 + (f"; suite(s) not run: {', '.join(missing)}" if missing else "")
+                + ("" if self.kernel_log or not self.cases else
+                   "; no kernel log (test.log) to check for kernel reports")
                 + (f"; {len(self.splats)} kernel report line(s): {self.splats[0]}"
                    if self.splats else ""))
 
@@ -94,8 +106,8 @@ def run(tree, build_dir, configs=None, log_path=None, json_path=None, timeout=60
     """required: suites that must run; by default SERIES_SUITES with the
     default configs, none with others. kconfig_add: options on top of the
     configs (kunit.py --kconfig_add), e.g. DEBUG_KCONFIG. A kernel report in
-    the log (ci/vm.py's splat patterns: KASAN, lockdep, WARNING, BUG) fails
-    the run whatever the cases say."""
+    the kernel's whole log (test.log; ci/vm.py's splat patterns: KASAN,
+    lockdep, WARNING, BUG, UBSAN) fails the run whatever the cases say."""
     if required is None:
         required = () if configs else SERIES_SUITES
     configs = configs or default_configs()
@@ -103,6 +115,9 @@ def run(tree, build_dir, configs=None, log_path=None, json_path=None, timeout=60
     build_dir.mkdir(parents=True, exist_ok=True)
     json_path = Path(json_path or build_dir / "kunit.json")
     json_path.unlink(missing_ok=True)
+    # kunit.py rewrites test.log when it runs the kernel: an old one must not
+    # stand in for a run that never got there.
+    (build_dir / TEST_LOG).unlink(missing_ok=True)
     cmd = [sys.executable, "tools/testing/kunit/kunit.py", "run", f"--build_dir={build_dir}",
            f"--jobs={os.cpu_count() + 1}", f"--timeout={timeout}", f"--json={json_path}",
            "--make_options=CC=ccache gcc"]
@@ -120,10 +135,20 @@ def run(tree, build_dir, configs=None, log_path=None, json_path=None, timeout=60
     code = proc.wait()
     if log_path:
         Path(log_path).write_text("\n".join(lines) + "\n")
-    res = KunitResult(exit_code=code, log_path=str(log_path or ""), required=tuple(required),
-                      splats=vm.find_splats("\n".join(lines)))
-    if json_path.is_file():
-        res.cases = walk(json.loads(json_path.read_text()))
+    return result(lines, code, json_path, build_dir / TEST_LOG, log_path, required)
+
+
+def result(lines, exit_code, json_path, test_log, log_path="", required=()):
+    """The KunitResult of a kunit.py run: its output lines and exit code,
+    its JSON and the kernel's whole log (test.log; missing: none)."""
+    test_log = Path(test_log)
+    kernel_log = test_log.read_text(errors="replace") if test_log.is_file() else ""
+    # The whole kernel log, and kunit.py's output for what it adds (a crash).
+    splats = list(dict.fromkeys(vm.find_splats(kernel_log) + vm.find_splats("\n".join(lines))))
+    res = KunitResult(exit_code=exit_code, log_path=str(log_path or ""), required=tuple(required),
+                      splats=splats, kernel_log=str(test_log) if kernel_log else "")
+    if Path(json_path).is_file():
+        res.cases = walk(json.loads(Path(json_path).read_text()))
     return res
 
 

@@ -513,7 +513,7 @@ class KunitJsonTest(unittest.TestCase):
              "sub_groups": []},
             {"name": "net", "test_cases": [{"name": "c", "status": "SKIP"},
                                            {"name": "d", "status": "ERROR"}], "sub_groups": []}]}
-        res = kunit_run.KunitResult(cases=kunit_run.walk(data))
+        res = kunit_run.KunitResult(cases=kunit_run.walk(data), kernel_log="build/test.log")
         self.assertEqual(Counter(c[2] for c in res.cases),
                          Counter({"PASS": 1, "FAIL": 1, "SKIP": 1, "ERROR": 1}))
         self.assertEqual(res.summary(), "1 passed, 2 failed, 1 skipped")
@@ -524,7 +524,8 @@ class KunitJsonTest(unittest.TestCase):
         # The mechanism behind SERIES_SUITES, for a series that adds a suite.
         import run as kunit_run
         other = [("netdev_addr_list", "a", "PASS")]
-        res = kunit_run.KunitResult(cases=other, required=("dummy_example",))
+        res = kunit_run.KunitResult(cases=other, required=("dummy_example",),
+                                    kernel_log="build/test.log")
         self.assertFalse(res.ok)
         self.assertEqual(res.missing(), ["dummy_example"])
         self.assertIn("suite(s) not run: dummy_example", res.summary())
@@ -539,7 +540,7 @@ class KunitJsonTest(unittest.TestCase):
         self.assertEqual(kunit_run.SERIES_SUITES, ())
         self.assertEqual(kunit_run.default_configs(), [kunit_run.NET_CONFIG])
         res = kunit_run.KunitResult(cases=[("netdev_addr_list", "a", "PASS")],
-                                    required=kunit_run.SERIES_SUITES)
+                                    required=kunit_run.SERIES_SUITES, kernel_log="build/test.log")
         self.assertTrue(res.ok)
         self.assertEqual(res.missing(), [])
         self.assertFalse(kunit_run.KunitResult(cases=[], required=kunit_run.SERIES_SUITES).ok)
@@ -559,6 +560,8 @@ class KunitJsonTest(unittest.TestCase):
                 calls.append(cmd)
                 json_path = next(a for a in cmd if a.startswith("--json="))[len("--json="):]
                 Path(json_path).write_text(json.dumps(data))
+                build = next(a for a in cmd if a.startswith("--build_dir="))[len("--build_dir="):]
+                (Path(build) / "test.log").write_text("KTAP version 1\n")
                 self.stdout = iter(["[00:00:00] fake kunit.py\n"])
 
             def wait(self):
@@ -640,3 +643,64 @@ class KunitJsonTest(unittest.TestCase):
 
 if __name__ == "__main__":
     unittest.main()
+
+
+class KunitWholeLogTest(unittest.TestCase):
+    """kunit.py prints a case's kernel log only when the case fails: a passing
+    case that warns shows nothing in its output. run.result() scans the
+    kernel's whole log (test.log) instead."""
+
+    STDOUT = ["[20:05:01] Starting KUnit Kernel (1/1)...",
+              "[20:05:02] ============ dev-addr-list-test (2 subtests) ============",
+              "[20:05:02] [PASSED] dev_addr_test_warn_but_pass",
+              "[20:05:02] [PASSED] dev_addr_test_basic",
+              "[20:05:02] Testing complete. Ran 2 tests: passed: 2"]
+    TEST_LOG = ("KTAP version 1\n1..1\n    # Subtest: dev-addr-list-test\n    1..2\n"
+                "------------[ cut here ]------------\n"
+                "WARNING: CPU: 0 PID: 31 at net/core/dev_addr_lists_test.c:608 "
+                "dev_addr_test_warn_but_pass+0x12/0x20\n"
+                "    ok 1 dev_addr_test_warn_but_pass\n    ok 2 dev_addr_test_basic\n"
+                "ok 1 dev-addr-list-test\n")
+    JSON = {"name": "KUnit Test Group", "test_cases": [], "sub_groups": [
+        {"name": "dev-addr-list-test", "sub_groups": [],
+         "test_cases": [{"name": "dev_addr_test_warn_but_pass", "status": "PASS"},
+                        {"name": "dev_addr_test_basic", "status": "PASS"}]}]}
+
+    def result(self, test_log):
+        import json
+        import run as kunit_run
+        with tempfile.TemporaryDirectory() as tmp:
+            js = Path(tmp) / "kunit.json"
+            js.write_text(json.dumps(self.JSON))
+            log = Path(tmp) / "test.log"
+            if test_log is not None:
+                log.write_text(test_log)
+            return kunit_run.result(self.STDOUT, 0, js, log)
+
+    def test_kunit_output_alone_shows_no_report(self):
+        # What run() scanned before: kunit.py's output, which passes.
+        import vm
+        self.assertEqual(vm.find_splats("\n".join(self.STDOUT)), [])
+
+    def test_a_warning_in_a_passing_case_fails_the_run(self):
+        res = self.result(self.TEST_LOG)
+        self.assertEqual(res.count("PASS"), 2)
+        self.assertFalse(res.ok)
+        self.assertIn("WARNING: CPU: 0 PID: 31 at net/core/dev_addr_lists_test.c:608",
+                      res.summary())
+
+    def test_a_clean_log_passes(self):
+        res = self.result(self.TEST_LOG.replace("WARNING: CPU: 0 PID: 31 at", "note: at"))
+        self.assertTrue(res.ok, res.summary())
+
+    def test_no_kernel_log_fails(self):
+        res = self.result(None)
+        self.assertFalse(res.ok)
+        self.assertIn("no kernel log (test.log)", res.summary())
+
+    def test_the_negative_control_patch(self):
+        patch = (selftests_run.ROOT
+                 / "ci/negative-controls/kunit-warn-in-passing-case.patch").read_text()
+        self.assertIn("+\tWARN_ON(1);", patch)
+        self.assertIn("+\tKUNIT_CASE(dev_addr_test_warn_but_pass),", patch)
+        self.assertIn("+\tKUNIT_EXPECT_TRUE(test, true);", patch)

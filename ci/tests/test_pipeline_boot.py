@@ -10,19 +10,45 @@ import unittest
 from pathlib import Path
 from unittest import mock
 
+import debug_checks
 import pipeline
 import pipeline_boot
 import report
 import selftests_run
+import test_debug_checks
+
+
+# What a good run leaves: the console lines of each kernel's instruments, the
+# state instruments.sh dumps at the end, fault_inject's results (debug only).
+GOOD_RUN = {
+    "debug": {
+        "patched-console.log": test_debug_checks.DEBUG_CONSOLE,
+        "patched/instruments": test_debug_checks.DEBUG_DUMP,
+        "patched/fault_inject.ktap": test_debug_checks.fault_ktap(
+            [(n, True) for n in debug_checks.FAULT_REQUESTS]),
+        "patched/fault_inject.rc": "0\n",
+        "patched/fault-table.md": "| request | sites |\n",
+    },
+    "kcsan": {
+        "patched-console.log": test_debug_checks.KCSAN_CONSOLE,
+        "patched/instruments": test_debug_checks.KCSAN_DUMP,
+    },
+}
 
 
 class VmDebugTest(unittest.TestCase):
-    def run_stage(self, ok_by_cfg):
+    def run_stage(self, ok_by_cfg, files=None):
+        """files: {cfg: {path under results/vm-<cfg>: text}} replacing GOOD_RUN's
+        (None: the file is left out)."""
         calls = []
 
         def fake_matrix(kernels, outdir, **kw):
             cfg = Path(outdir).name.removeprefix("vm-")
             calls.append((cfg, kernels, kw))
+            for name, text in {**GOOD_RUN[cfg], **(files or {}).get(cfg, {})}.items():
+                if text is not None:
+                    (Path(outdir) / name).parent.mkdir(parents=True, exist_ok=True)
+                    (Path(outdir) / name).write_text(text)
             return types.SimpleNamespace(
                 ok=ok_by_cfg[cfg], summary=f"{cfg} summary", matrix="",
                 cases=[report.Case("vm.patched", "boot and run", "pass")])
@@ -58,7 +84,53 @@ class VmDebugTest(unittest.TestCase):
             self.assertEqual(list(kernels), ["patched"])
             self.assertEqual(kw["progs"], [("churn", "ktap")])  # no tc-testing
             self.assertEqual(kw["churn_seconds"], 60)
-        self.assertEqual([c.suite for c in st.cases], ["debug.vm.patched", "kcsan.vm.patched"])
+        self.assertEqual([c.suite for c in st.cases if c.suite.endswith("vm.patched")],
+                         ["debug.vm.patched", "kcsan.vm.patched"])
+        self.assertEqual({c.suite for c in st.cases if c.status != "pass"}, set())
+        self.assertEqual([c.name for c in st.cases if c.suite.endswith(".instruments")],
+                         ["kasan", "lockdep", "kmemleak", "kcsan"])
+        # The debug kernel runs fault_inject first; both dump their instruments at the end.
+        debug_kw, kcsan_kw = calls[0][2], calls[1][2]
+        self.assertIn("fault-inject.sh /x", debug_kw["before"](Path("/x")))
+        self.assertIsNone(kcsan_kw["before"])
+        for kw in (debug_kw, kcsan_kw):
+            self.assertIn("instruments.sh /x", kw["after"](Path("/x")))
+        self.assertIn("fault injection", st.details)
+
+    # Crafted bad runs: each passed the stage before instruments and fault
+    # injection were checked (the programs' matrix is good in all of them).
+    def test_lockdep_turned_off_fails_the_stage(self):
+        _, _, _, failed = self.run_stage({"debug": True, "kcsan": True}, {"debug": {
+            "patched/instruments": test_debug_checks.DEBUG_DUMP.replace("locks 1", "locks 0")}})
+        self.assertIn("lockdep: lockdep off at the end of the run (debug_locks 0)", failed)
+
+    def test_kmemleak_absent_fails_the_stage(self):
+        _, _, _, failed = self.run_stage({"debug": True, "kcsan": True}, {"debug": {
+            "patched-console.log": "KernelAddressSanitizer initialized (generic)\n",
+            "patched/instruments": "lockdep: debug_locks 1\nkmemleak: absent\n"}})
+        self.assertIn("kmemleak: no /sys/kernel/debug/kmemleak", failed)
+
+    def test_no_instrument_dump_fails_the_stage(self):
+        _, _, _, failed = self.run_stage({"debug": True, "kcsan": True},
+                                         {"kcsan": {"patched/instruments": None}})
+        self.assertIn("kcsan: KCSAN not enabled", failed)
+
+    def test_kcsan_selftest_missing_fails_the_stage(self):
+        _, _, _, failed = self.run_stage({"debug": True, "kcsan": True},
+                                         {"kcsan": {"patched-console.log": "booted\n"}})
+        self.assertIn("kcsan: no \"kcsan: selftest: N/N tests passed\"", failed)
+
+    def test_a_fault_injection_failure_fails_the_stage(self):
+        results = [(n, n != "limit0_codel") for n in debug_checks.FAULT_REQUESTS]
+        _, _, _, failed = self.run_stage({"debug": True, "kcsan": True}, {"debug": {
+            "patched/fault_inject.ktap": test_debug_checks.fault_ktap(results),
+            "patched/fault_inject.rc": "1\n"}})
+        self.assertIn("fault_inject: limit0_codel: fail", failed)
+
+    def test_fault_injection_that_never_ran_fails_the_stage(self):
+        _, _, _, failed = self.run_stage({"debug": True, "kcsan": True}, {"debug": {
+            "patched/fault_inject.ktap": None, "patched/fault_inject.rc": None}})
+        self.assertIn("fault injection: no exit code recorded", failed)
 
     def test_a_failing_config_fails_the_stage(self):
         _, calls, _, failed = self.run_stage({"debug": True, "kcsan": False})
