@@ -97,9 +97,10 @@ class BootStages(TreeStages):
         """The patched kernel built with kernel/configs/debug.config (KASAN,
         lockdep, PROVE_RCU, UBSAN, kmemleak with a scan at the end, fault
         injection) and with kcsan.config, each booted with the judged
-        programs, churn included (tc-testing is the vm stage's). A splat, a KCSAN report or a kmemleak object fails
-        the kernel's run; so does an instrument that was absent or turned
-        itself off (debug_checks.check_instruments). The debug kernel first
+        programs, churn included (tc-testing is the vm stage's). A splat, a
+        KCSAN report or a kmemleak object fails the kernel's run; so does an
+        instrument that was absent or turned itself off
+        (debug_checks.check_instruments). The debug kernel first
         runs fault_inject (selftests/fault-inject.sh): each request of
         debug_checks.FAULT_REQUESTS must pass."""
         import selftests_run  # noqa: PLC0415

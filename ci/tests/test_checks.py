@@ -699,7 +699,7 @@ class KunitWholeLogTest(unittest.TestCase):
         self.assertIn("no kernel log (test.log)", res.summary())
 
     def test_the_negative_control_patch(self):
-        patch = (selftests_run.ROOT
+        patch = (Path(__file__).resolve().parents[2]
                  / "ci/negative-controls/kunit-warn-in-passing-case.patch").read_text()
         self.assertIn("+\tWARN_ON(1);", patch)
         self.assertIn("+\tKUNIT_CASE(dev_addr_test_warn_but_pass),", patch)

@@ -209,8 +209,8 @@ class BotTest(unittest.TestCase):
             reps = self.bot.settle(timeout=5)
         self.assertEqual([(r.kind, r.root, r.ok) for r in reps], [("checked", "c@x", True)])
         self.assertEqual(self.posted[0]["In-Reply-To"], "<c@x>")
-        self.assertIn("signoff    pass", reps[0].text)
-        self.assertIn("build      skip", reps[0].text)
+        self.assertIn("verify_signedoff pass", reps[0].text)
+        self.assertIn("build            skip", reps[0].text)
         # its own reply is read, never answered
         self.archive.add(self.posted[0])
         self.assertEqual(self.bot.settle(timeout=1), [])
@@ -223,7 +223,7 @@ class BotTest(unittest.TestCase):
                 mock.patch.object(checks, "kdoc", return_value=checks.Result("skip", "no C")):
             reps = self.bot.settle(timeout=5)
         self.assertFalse(reps[0].ok)
-        self.assertIn("build      fail checks stage: new warning: x.c: unused", reps[0].text)
+        self.assertIn("build            fail checks stage: new warning: x.c: unused", reps[0].text)
         self.assertIn("1 check(s) failed", reps[0].text)
 
     def test_malformed_mail_reported(self):

@@ -7,7 +7,7 @@ keeps what it has seen. A mail whose subject carries [PATCH ...] starts or
 joins a series: k/N threaded under its 0/N cover letter, or a lone 1/1. A
 complete series is applied with `git am` onto the tip of its tree (the
 prefix's net or net-next; tips=) in the bot's own worktree and every patch
-checked with tools/series/checks.py: checkpatch, signoff, fixes, kdoc. The
+checked with tools/series/checks.py: checkpatch, verify_signedoff, verify_fixes, kdoc. The
 build checks are not run again: the checks stage's result for a patch of the
 same subject is quoted when the bot has it (build=), else said to be absent.
 A patch the bot checked before, with the same patch-id and message (a v2
@@ -39,7 +39,7 @@ BOT = ("mqbypass bot", "bot@mqbypass.invalid")
 PATCH_RE = re.compile(r"^\s*\[(?P<prefix>[^\]]*\bPATCH\b[^\]]*)\]\s*(?P<title>.*)$", re.I)
 COUNTER_RE = re.compile(r"\b(?P<k>\d+)/(?P<n>\d+)\b")
 VERSION_RE = re.compile(r"\bv(?P<v>\d+)\b", re.I)
-CHECKS = ("checkpatch", "signoff", "fixes", "kdoc")
+CHECKS = ("checkpatch", "verify_signedoff", "verify_fixes", "kdoc")
 DIFF_RE = re.compile(r"^diff --git |^--- \S.*\n\+\+\+ \S", re.M)
 
 
@@ -284,7 +284,7 @@ class Bot:
                  "and checked each patch:", ""]
         for (subject, res), (p, _, _) in zip(rows, applied):
             lines.append(f"[{p.k}/{total}] {subject}")
-            lines += [f"    {k:<10} {st:<4} {msg}" for k, (st, msg) in res.items()]
+            lines += [f"    {k:<16} {st:<4} {msg}" for k, (st, msg) in res.items()]
         lines += ["", "Result: " + ("all checks passed" if not failed else
                                     f"{failed} check(s) failed")]
         return self.reply("checked", root, head.subject, "\n".join(lines), not failed, rows)
@@ -300,11 +300,14 @@ class Bot:
                     for k, r in self.cache[key].items()}
         self.git("checkout", "-q", "-f", "--detach", commit)
         results = {}
-        for name, fn in (("checkpatch", lambda: checks.checkpatch(self.worktree, commit)),
-                         ("signoff", lambda: checks.signoff(self.worktree, commit)),
-                         ("fixes", lambda: checks.fixes(self.worktree, commit, tree,
-                                                        self.known)),
-                         ("kdoc", lambda: checks.kdoc(self.worktree, commit))):
+        wt = self.worktree
+        # Applied from a mail: the committer is the bot, only the author signs.
+        for name, fn in (("checkpatch", lambda: checks.checkpatch(wt, commit)),
+                         ("verify_signedoff",
+                          lambda: checks.verify_signedoff(wt, commit, committer=False)),
+                         ("verify_fixes",
+                          lambda: checks.verify_fixes(wt, commit, tree, self.known)),
+                         ("kdoc", lambda: checks.kdoc(wt, commit))):
             try:
                 results[name] = fn()
             except Exception as err:  # a check that crashes fails, named
