@@ -145,6 +145,26 @@ std::optional<CaseResult> decode(std::string &buf)
     return CaseResult::fail(std::move(msg));
 }
 
+// The initial namespaces (pid 1's network and mount namespaces, whose sysfs shows that
+// network namespace): where a module's parameters create their devices, whatever
+// namespace the program was started in.
+std::string enter_initial_netns()
+{
+    for (const auto &[path, type] :
+         {std::pair{"/proc/1/ns/net", CLONE_NEWNET}, std::pair{"/proc/1/ns/mnt", CLONE_NEWNS}}) {
+        const int fd = open(path, O_RDONLY | O_CLOEXEC);
+        if (fd < 0)
+            return errno_text(concat("open ", path).c_str());
+        const int rc = setns(fd, type);
+        const std::string err =
+                rc == 0 ? std::string() : errno_text(concat("setns ", path).c_str());
+        close(fd);
+        if (!err.empty())
+            return err;
+    }
+    return {};
+}
+
 // The process of a group of cases (one case, or the steps of a sequence): enters its own
 // netns, runs the cases in order, writes each result to res_fd and waits for the parent's
 // byte on ack_fd before the next (so that the parent's "ok" line comes before the next
@@ -152,8 +172,10 @@ std::optional<CaseResult> decode(std::string &buf)
 [[noreturn]] void group_child(const std::vector<const Case *> &group, int res_fd, int ack_fd)
 {
     setpgid(0, 0);
-    if (group.front()->options.netns == Netns::own) {
-        if (std::string err = enter_own_netns(); !err.empty()) {
+    {
+        const Netns ns = group.front()->options.netns;
+        if (std::string err = ns == Netns::own ? enter_own_netns() : enter_initial_netns();
+            !err.empty()) {
             write_all(res_fd, encode(CaseResult::fail(concat("case netns: ", err))));
             _exit(kCaseSetupFailed);
         }

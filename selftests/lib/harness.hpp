@@ -42,7 +42,7 @@ namespace ksft {
 
 enum class Netns {
     own,  // a new network namespace (and mount namespace with its own sysfs)
-    init, // the namespace the program runs in (e.g. for module parameters' devices)
+    init, // the initial namespaces, pid 1's (where a module's parameters create devices)
 };
 
 struct CaseOptions {

@@ -55,6 +55,7 @@
 #include <unistd.h>
 
 #include "ethtool.hpp"
+#include "harness.hpp"
 #include "ktap.hpp"
 #include "netdev.hpp"
 #include "nl.hpp"
@@ -66,8 +67,8 @@
 
 namespace {
 
-using ksft::Outcome;
-using netutil::cat;
+using ksft::CaseResult;
+using netutil::concat;
 using netutil::nl::Status;
 namespace nl = netutil::nl;
 namespace pkt = netutil::pkt;
@@ -145,7 +146,7 @@ public:
         }
         if (lo == 0)
             return {};
-        return {lo, next_after(hi), cat("module ", mod)};
+        return {lo, next_after(hi), concat("module ", mod)};
     }
 
     // From the lower to past the higher of two functions (the code between included).
@@ -154,7 +155,7 @@ public:
         const Range ra = function(a), rb = function(b);
         if (!ra.valid() || !rb.valid())
             return {};
-        return {std::min(ra.start, rb.start), std::max(ra.end, rb.end), cat(a, "..", b)};
+        return {std::min(ra.start, rb.start), std::max(ra.end, rb.end), concat(a, "..", b)};
     }
 
 private:
@@ -177,12 +178,12 @@ private:
 
 std::string fault_dir(std::string_view attr)
 {
-    return cat(kDebugfs, "/", attr);
+    return concat(kDebugfs, "/", attr);
 }
 
 std::string write_knob(std::string_view attr, std::string_view knob, std::string_view value)
 {
-    return sysfs::write_file(cat(fault_dir(attr), "/", knob), value);
+    return sysfs::write_file(concat(fault_dir(attr), "/", knob), value);
 }
 
 std::string hex(unsigned long v)
@@ -264,26 +265,6 @@ private:
 
 // -- namespaces ----------------------------------------------------------------------
 
-// Network and mount namespaces of our own, with sysfs (of this netns), debugfs and
-// tracefs mounted again. Returns what failed, or "".
-std::string own_namespaces()
-{
-    if (::unshare(CLONE_NEWNET | CLONE_NEWNS) != 0)
-        return cat("unshare: ", std::strerror(errno));
-    if (::mount(nullptr, "/", nullptr, MS_REC | MS_PRIVATE, nullptr) != 0)
-        return cat("make / private: ", std::strerror(errno));
-    const struct {
-        const char *type, *dir;
-    } mounts[] = {{"sysfs", "/sys"},
-                  {"debugfs", "/sys/kernel/debug"},
-                  {"tracefs", "/sys/kernel/tracing"}};
-    for (const auto &m : mounts) {
-        if (::mount("none", m.dir, m.type, 0, nullptr) != 0)
-            return cat("mount ", m.type, " on ", m.dir, ": ", std::strerror(errno));
-    }
-    return {};
-}
-
 // -- kmemleak ------------------------------------------------------------------------
 
 class Kmemleak {
@@ -324,7 +305,7 @@ public:
     }
 
 private:
-    static std::string path() { return cat(kDebugfs, "/kmemleak"); }
+    static std::string path() { return concat(kDebugfs, "/kmemleak"); }
     std::set<std::string> seen_;
 };
 
@@ -347,7 +328,7 @@ public:
     {
         rtnl::LinkSpec spec{name_, "dummy", tx, rx};
         if (Status st = rtnl::create_link(rt(), spec); !st.ok()) {
-            error_ = cat("create ", name_, ": ", st.str());
+            error_ = concat("create ", name_, ": ", st.str());
             return;
         }
         guard_.emplace(rt(), name_);
@@ -356,12 +337,12 @@ public:
             return;
         }
         if (Status st = rtnl::set_link_up(rt(), name_); !st.ok()) {
-            error_ = cat("set ", name_, " up: ", st.str());
+            error_ = concat("set ", name_, " up: ", st.str());
             return;
         }
         rtnl::LinkInfo info;
         if (Status st = rtnl::get_link(rt(), name_, info); !st.ok()) {
-            error_ = cat("get ", name_, ": ", st.str());
+            error_ = concat("get ", name_, ": ", st.str());
             return;
         }
         ifindex_ = info.ifindex;
@@ -413,11 +394,11 @@ std::optional<std::uint64_t> link_tx(const std::string &name, std::string &err)
 {
     rtnl::LinkInfo info;
     if (Status st = rtnl::get_link(rt(), name, info); !st.ok()) {
-        err = cat("get ", name, ": ", st.str());
+        err = concat("get ", name, ": ", st.str());
         return std::nullopt;
     }
     if (!info.stats) {
-        err = cat("no IFLA_STATS64 for ", name);
+        err = concat("no IFLA_STATS64 for ", name);
         return std::nullopt;
     }
     return info.stats->tx_packets;
@@ -441,14 +422,14 @@ std::string send(const Dev &dev, Traffic &t)
     const auto n = g_tracer->event().count_field("ifindex", std::to_string(dev.ifindex()),
                                                  [&] { results = pkt::run_senders(cfg); });
     if (!n)
-        return cat("tracing: ", g_tracer->event().error());
+        return concat("tracing: ", g_tracer->event().error());
     t = Traffic{};
     t.enqueues = *n;
     for (const pkt::ThreadResult &r : results) {
         if (!r.error.empty())
-            return cat("sender: ", r.error);
+            return concat("sender: ", r.error);
         if (r.sent + r.dropped != kPackets)
-            return cat("sender sent ", r.sent, " and saw ", r.dropped, " drops of ", kPackets);
+            return concat("sender sent ", r.sent, " and saw ", r.dropped, " drops of ", kPackets);
         t.dropped += r.dropped;
     }
     const auto tx1 = link_tx(dev.name(), err);
@@ -484,8 +465,8 @@ std::string expect_path(const Dev &dev, Path want)
                     (want == Path::drop && t.enqueues == 0 && t.link_tx == 0);
     if (ok)
         return {};
-    return cat("packets should be ", path_name(want), ": ", t.enqueues, " of ", kPackets,
-               " enqueued, ", t.link_tx, " transmitted, ", t.dropped, " dropped");
+    return concat("packets should be ", path_name(want), ": ", t.enqueues, " of ", kPackets,
+                  " enqueued, ", t.link_tx, " transmitted, ", t.dropped, " dropped");
 }
 
 // Filters of parent 1: on the device: their number, or an error.
@@ -506,7 +487,7 @@ std::optional<std::size_t> filter_count(const Dev &dev, std::string &err)
             n++;
     });
     if (!st.ok()) {
-        err = cat("filter dump: ", st.str());
+        err = concat("filter dump: ", st.str());
         return std::nullopt;
     }
     return n;
@@ -541,11 +522,11 @@ std::optional<RootQdisc> root_qdisc(const Dev &dev, std::string &err)
         out = q;
     });
     if (!st.ok()) {
-        err = cat("qdisc dump: ", st.str());
+        err = concat("qdisc dump: ", st.str());
         return std::nullopt;
     }
     if (!out)
-        err = cat("no root qdisc on ", dev.name());
+        err = concat("no root qdisc on ", dev.name());
     return out;
 }
 
@@ -557,7 +538,7 @@ std::string set_root(const Dev &dev, const std::string &kind, std::vector<std::u
     spec.kind = kind;
     spec.options = std::move(options);
     if (Status st = rtnl::qdisc_replace(rt(), spec); !st.ok())
-        return cat("replace root ", kind, ": ", st.str());
+        return concat("replace root ", kind, ": ", st.str());
     return {};
 }
 
@@ -612,28 +593,28 @@ std::optional<unsigned> count_sites(const FailNth &nth, const Request &req, std:
     const unsigned left = nth.left();
     nth.disarm();
     if (std::string bad = req.check(st); !bad.empty()) {
-        err = cat("faultless run: ", bad);
+        err = concat("faultless run: ", bad);
         return std::nullopt;
     }
     if (!st.ok()) {
-        err = cat("faultless run failed: ", st.str());
+        err = concat("faultless run failed: ", st.str());
         return std::nullopt;
     }
     return kBig - left;
 }
 
-Outcome run_request(const Symbols &syms, const FailNth &nth, Kmemleak &leaks, Request &req)
+CaseResult run_request(const Symbols &syms, const FailNth &nth, Kmemleak &leaks, Request &req)
 {
     Row row;
     row.request = req.name;
-    auto finish = [&](Outcome o) {
+    auto finish = [&](CaseResult o) {
         if (req.teardown)
             req.teardown();
         if (const auto fresh = leaks.new_leaks()) {
             row.leaks = fresh->size();
             if (!fresh->empty() && o.result != ksft::Result::fail) {
-                o = Outcome::fail(cat(fresh->size(), " leak(s) reported by kmemleak, first:\n",
-                                      fresh->front()));
+                o = CaseResult::fail(concat(
+                        fresh->size(), " leak(s) reported by kmemleak, first:\n", fresh->front()));
             }
         }
         row.note = o.message.substr(0, o.message.find('\n'));
@@ -641,38 +622,38 @@ Outcome run_request(const Symbols &syms, const FailNth &nth, Kmemleak &leaks, Re
         return o;
     };
     if (std::string err = req.setup(); !err.empty())
-        return finish(Outcome::fail(cat("setup: ", err)));
+        return finish(CaseResult::fail(concat("setup: ", err)));
 
     const Range ack = syms.function("netlink_ack");
     const Range whole = syms.span("netlink_sendmsg", "netlink_recvmsg");
     if (!ack.valid() || !whole.valid())
-        return finish(Outcome::fail(
+        return finish(CaseResult::fail(
                 "netlink_ack, netlink_sendmsg or netlink_recvmsg not in /proc/kallsyms"));
     if (std::string err = set_filter(whole, ack); !err.empty())
-        return finish(Outcome::fail(err));
+        return finish(CaseResult::fail(err));
     std::string err;
     const auto whole_sites = count_sites(nth, req, err);
     if (!whole_sites)
-        return finish(Outcome::fail(err));
+        return finish(CaseResult::fail(err));
     row.whole_sites = *whole_sites;
     Range focus = whole;
     focus.what = "whole request";
     if (*whole_sites > g_opts.whole_max) {
         focus = req.focus(syms);
         if (!focus.valid())
-            return finish(Outcome::fail("the focus of the request is not in /proc/kallsyms"));
+            return finish(CaseResult::fail("the focus of the request is not in /proc/kallsyms"));
         if (std::string e = set_filter(focus, ack); !e.empty())
-            return finish(Outcome::fail(e));
+            return finish(CaseResult::fail(e));
         const auto sites = count_sites(nth, req, err);
         if (!sites)
-            return finish(Outcome::fail(err));
+            return finish(CaseResult::fail(err));
         row.sites = *sites;
     } else {
         row.sites = *whole_sites;
     }
     row.focus = focus.what;
     if (row.sites == 0)
-        return finish(Outcome::fail(cat("no fault site under ", focus.what)));
+        return finish(CaseResult::fail(concat("no fault site under ", focus.what)));
 
     std::vector<std::string> bad;
     unsigned n = 1;
@@ -685,27 +666,28 @@ Outcome run_request(const Symbols &syms, const FailNth &nth, Kmemleak &leaks, Re
         if (!problem.empty()) {
             row.inconsistencies++;
             if (bad.size() < 5)
-                bad.push_back(cat("fault ", n, " -> ", st.str(), ": ", problem));
+                bad.push_back(concat("fault ", n, " -> ", st.str(), ": ", problem));
         }
         if (!injected) {
             if (!st.ok())
-                bad.push_back(cat("try ", n, " injected no fault but failed: ", st.str()));
+                bad.push_back(concat("try ", n, " injected no fault but failed: ", st.str()));
             break;
         }
         row.faults++;
     }
     if (n > kMaxTries)
-        bad.push_back(cat("still faulting after ", kMaxTries, " tries"));
+        bad.push_back(concat("still faulting after ", kMaxTries, " tries"));
     if (row.faults != row.sites)
-        ksft::KtapWriter(std::cout).diag(cat(req.name, ": ", row.faults, " faults, ", row.sites,
-                                             " sites counted before (the count varies)"));
+        ksft::KtapWriter(std::cout).diag(concat(req.name, ": ", row.faults, " faults, ", row.sites,
+                                                " sites counted before (the count varies)"));
     if (!bad.empty()) {
-        std::string msg = cat(row.inconsistencies, " inconsistent answer(s) under ", focus.what);
+        std::string msg = concat(row.inconsistencies, " inconsistent answer(s) under ", focus.what);
         for (const std::string &b : bad)
             msg += "\n" + b;
-        return finish(Outcome::fail(msg));
+        return finish(CaseResult::fail(msg));
     }
-    return finish(Outcome::pass(cat(row.faults, " faults injected at ", row.sites, " sites under ",
+    return finish(
+            CaseResult::pass(concat(row.faults, " faults injected at ", row.sites, " sites under ",
                                     focus.what, " (", row.whole_sites, " in the whole request)")));
 }
 
@@ -723,11 +705,11 @@ std::string make_dev(std::uint32_t tx, std::uint32_t rx)
 
 std::string queue_counts(const std::string &name, std::uint32_t tx, std::uint32_t rx)
 {
-    const auto t = sysfs::queue_count(name, "tx");
-    const auto r = sysfs::queue_count(name, "rx");
+    const auto t = sysfs::active_queue_count(name, "tx");
+    const auto r = sysfs::active_queue_count(name, "rx");
     if (t != tx || r != rx)
-        return cat(name, " has ", t.value_or(0), " TX and ", r.value_or(0),
-                   " RX queues in sysfs, expected ", tx, "/", rx);
+        return concat(name, " has ", t.value_or(0), " TX and ", r.value_or(0),
+                      " RX queues in sysfs, expected ", tx, "/", rx);
     return {};
 }
 
@@ -738,20 +720,20 @@ std::string qstats_ok(int ifindex, std::uint32_t tx, std::uint64_t min_tx)
     netutil::netdev::Netdev nd;
     std::vector<netutil::netdev::QStats> queues;
     if (Status st = nd.queue_stats(ifindex, queues); !st.ok())
-        return cat("qstats per queue: ", st.str());
+        return concat("qstats per queue: ", st.str());
     netutil::netdev::QStats dev;
     if (Status st = nd.device_stats(ifindex, dev); !st.ok())
-        return cat("qstats of the device: ", st.str());
+        return concat("qstats of the device: ", st.str());
     if (std::string p = netutil::netdev::check_qstats(queues, dev); !p.empty())
         return p;
     const auto ntx = std::count_if(queues.begin(), queues.end(), [](const auto &q) {
         return q.queue_type == netutil::netdev::QueueType::tx;
     });
     if (static_cast<std::uint32_t>(ntx) != tx)
-        return cat(ntx, " TX queues in qstats, expected ", tx);
+        return concat(ntx, " TX queues in qstats, expected ", tx);
     if (netutil::netdev::sum_tx_packets(queues) < min_tx)
-        return cat("qstats count ", netutil::netdev::sum_tx_packets(queues),
-                   " TX packets over the queues, at least ", min_tx, " sent");
+        return concat("qstats count ", netutil::netdev::sum_tx_packets(queues),
+                      " TX packets over the queues, at least ", min_tx, " sent");
     return {};
 }
 
@@ -759,7 +741,7 @@ Request link_add()
 {
     auto name = std::make_shared<std::string>();
     Request r;
-    r.name = cat("link_add_txq", kTxQueues);
+    r.name = concat("link_add_txq", kTxQueues);
     r.focus = [](const Symbols &s) {
         return s.function("register_netdevice");
     };
@@ -776,21 +758,21 @@ Request link_add()
         if (!st.ok()) {
             if (got.ok()) {
                 rtnl::delete_link(rt(), *name);
-                return cat("the error left ", *name, " behind");
+                return concat("the error left ", *name, " behind");
             }
-            return got.err == ENODEV ? "" : cat("get ", *name, ": ", got.str());
+            return got.err == ENODEV ? "" : concat("get ", *name, ": ", got.str());
         }
         if (!got.ok())
-            return cat("created, but get ", *name, ": ", got.str());
+            return concat("created, but get ", *name, ": ", got.str());
         rtnl::LinkGuard guard(rt(), *name);
         if (info.num_tx_queues != kTxQueues)
-            return cat(*name, " has ", info.num_tx_queues, " TX queues, asked for ", kTxQueues);
+            return concat(*name, " has ", info.num_tx_queues, " TX queues, asked for ", kTxQueues);
         if (std::string e = queue_counts(*name, kTxQueues, 1); !e.empty())
             return e;
         if (std::string e = sysfs::disable_ipv6(*name); !e.empty())
             return e;
         if (Status up = rtnl::set_link_up(rt(), *name); !up.ok())
-            return cat("set ", *name, " up: ", up.str());
+            return concat("set ", *name, " up: ", up.str());
         // Usable: the default qdisc (mq over pfifo_fast) passes packets, counted per queue.
         pkt::SenderConfig cfg;
         cfg.ifindex = info.ifindex;
@@ -798,7 +780,7 @@ Request link_add()
         cfg.count = kPackets;
         for (const pkt::ThreadResult &res : pkt::run_senders(cfg)) {
             if (!res.error.empty() || res.sent != kPackets)
-                return cat("sending on ", *name, ": ", res.error, " sent ", res.sent);
+                return concat("sending on ", *name, ": ", res.error, " sent ", res.sent);
         }
         return qstats_ok(info.ifindex, kTxQueues, kPackets);
     };
@@ -816,7 +798,7 @@ std::string set_channels(Counts c)
     req.tx = c.tx;
     req.rx = c.rx;
     if (Status st = g_ethtool->channels_set(g_dev->name(), req); !st.ok())
-        return cat("channels set tx ", c.tx, " rx ", c.rx, ": ", st.str());
+        return concat("channels set tx ", c.tx, " rx ", c.rx, ": ", st.str());
     return {};
 }
 
@@ -825,18 +807,18 @@ std::string channels_state(Counts want)
 {
     netutil::ethtool::Channels ch;
     if (Status got = g_ethtool->channels_get(g_dev->name(), ch); !got.ok())
-        return cat("channels get: ", got.str());
+        return concat("channels get: ", got.str());
     if (ch.tx_count != want.tx || ch.rx_count != want.rx)
-        return cat("channels tx ", ch.tx_count, " rx ", ch.rx_count, ", expected ", want.tx, "/",
-                   want.rx);
+        return concat("channels tx ", ch.tx_count, " rx ", ch.rx_count, ", expected ", want.tx, "/",
+                      want.rx);
     if (std::string e = queue_counts(g_dev->name(), want.tx, want.rx); !e.empty())
         return e;
     Traffic t;
     if (std::string e = send(*g_dev, t); !e.empty())
         return e;
     if (t.link_tx != kPackets)
-        return cat(t.link_tx, " of ", kPackets, " packets transmitted with ", want.tx,
-                   " TX queues");
+        return concat(t.link_tx, " of ", kPackets, " packets transmitted with ", want.tx,
+                      " TX queues");
     return qstats_ok(g_dev->ifindex(), want.tx, 0);
 }
 
@@ -855,7 +837,7 @@ Request channels(std::string name, Counts from, Counts to)
         g_ethtool.emplace();
         std::uint16_t id = 0;
         if (Status st = g_ethtool->family(id); !st.ok())
-            return cat("ethtool family: ", st.str());
+            return concat("ethtool family: ", st.str());
         if (std::string e = make_dev(kTxQueues, kTxQueues); !e.empty())
             return e;
         if (std::string e = set_channels(from); !e.empty())
@@ -896,7 +878,7 @@ Request qstats_dump()
         g_netdev.emplace();
         std::uint16_t id = 0;
         if (Status st = g_netdev->family(id); !st.ok())
-            return cat("netdev family: ", st.str());
+            return concat("netdev family: ", st.str());
         if (std::string e = make_dev(kTxQueues, 1); !e.empty())
             return e;
         Traffic t;
@@ -912,9 +894,9 @@ Request qstats_dump()
         });
         if (st.ok() && (netutil::netdev::sum_tx_packets(queues) != kPackets ||
                         static_cast<std::uint32_t>(ntx) != kTxQueues))
-            *partial = cat("the dump succeeded with ", ntx, " TX queues and ",
-                           netutil::netdev::sum_tx_packets(queues), " packets, expected ",
-                           kTxQueues, " and ", kPackets);
+            *partial = concat("the dump succeeded with ", ntx, " TX queues and ",
+                              netutil::netdev::sum_tx_packets(queues), " packets, expected ",
+                              kTxQueues, " and ", kPackets);
         return st;
     };
     r.check = [partial](const Status &st) {
@@ -926,7 +908,7 @@ Request qstats_dump()
             g_netdev.emplace();
             std::uint16_t id = 0;
             if (Status f = g_netdev->family(id); !f.ok())
-                return cat("netdev family: ", f.str());
+                return concat("netdev family: ", f.str());
         }
         return qstats_ok(g_dev->ifindex(), kTxQueues, kPackets);
     };
@@ -951,7 +933,7 @@ std::string qdisc_setup(const std::string &kind, bool filtered)
         return e;
     if (filtered) {
         if (Status st = rtnl::filter_add(rt(), matchall(*g_dev)); !st.ok())
-            return cat("filter add: ", st.str());
+            return concat("filter add: ", st.str());
     }
     return expect_path(*g_dev, filtered ? Path::enqueue : Path::bypass);
 }
@@ -964,14 +946,14 @@ std::string filter_state(bool present)
     if (!n)
         return err;
     if (*n != (present ? 1u : 0u))
-        return cat(*n, " filter(s) at 1:, expected ", present ? 1 : 0);
+        return concat(*n, " filter(s) at 1:, expected ", present ? 1 : 0);
     return expect_path(*g_dev, present ? Path::enqueue : Path::bypass);
 }
 
 Request filter_add(const std::string &kind)
 {
     Request r;
-    r.name = cat("filter_add_", kind);
+    r.name = concat("filter_add_", kind);
     r.focus = [](const Symbols &s) {
         return s.function("tc_new_tfilter");
     };
@@ -986,7 +968,7 @@ Request filter_add(const std::string &kind)
             return e;
         if (st.ok()) {
             if (Status d = rtnl::filter_delete(rt(), matchall(*g_dev)); !d.ok())
-                return cat("deleting the filter again: ", d.str());
+                return concat("deleting the filter again: ", d.str());
             return filter_state(false);
         }
         return {};
@@ -1000,7 +982,7 @@ Request filter_add(const std::string &kind)
 Request filter_delete(const std::string &kind)
 {
     Request r;
-    r.name = cat("filter_delete_", kind);
+    r.name = concat("filter_delete_", kind);
     r.focus = [](const Symbols &s) {
         return s.function("tc_del_tfilter");
     };
@@ -1015,7 +997,7 @@ Request filter_delete(const std::string &kind)
             return e;
         if (st.ok()) {
             if (Status a = rtnl::filter_add(rt(), matchall(*g_dev)); !a.ok())
-                return cat("adding the filter again: ", a.str());
+                return concat("adding the filter again: ", a.str());
             return filter_state(true);
         }
         return {};
@@ -1048,17 +1030,17 @@ std::string limit_state(std::uint32_t want)
     if (!q)
         return err;
     if (q->limit != want)
-        return cat(q->kind, " limit ", q->limit ? std::to_string(*q->limit) : "unknown",
-                   ", expected ", want);
+        return concat(q->kind, " limit ", q->limit ? std::to_string(*q->limit) : "unknown",
+                      ", expected ", want);
     return expect_path(*g_dev, want >= 1 ? Path::bypass : Path::drop);
 }
 
 Request limit0(const std::string &kind)
 {
     Request r;
-    r.name = cat("limit0_", kind);
+    r.name = concat("limit0_", kind);
     r.focus = [kind](const Symbols &s) {
-        return s.module(cat("sch_", kind));
+        return s.module(concat("sch_", kind));
     };
     r.setup = [kind] {
         return qdisc_setup(kind, false);
@@ -1071,7 +1053,7 @@ Request limit0(const std::string &kind)
             return e;
         if (st.ok()) {
             if (Status b = rtnl::qdisc_change(rt(), limit_spec(kind, kLimit)); !b.ok())
-                return cat("limit back to ", kLimit, ": ", b.str());
+                return concat("limit back to ", kLimit, ": ", b.str());
             return limit_state(kLimit);
         }
         return {};
@@ -1113,6 +1095,54 @@ std::string table()
     return out.str();
 }
 
+// What every step shares, set up in the sequence's process by its first step.
+struct FaultEnv {
+    Symbols syms;
+    std::optional<FailNth> nth;
+    std::optional<Tracer> tracer;
+    Kmemleak leaks;
+    std::string skip; // why no request can run, or ""
+};
+
+FaultEnv &fault_env()
+{
+    static std::unique_ptr<FaultEnv> env;
+    if (env)
+        return *env;
+    env = std::make_unique<FaultEnv>();
+    if (::access("/proc/thread-self/fail-nth", W_OK) != 0)
+        env->skip = "no /proc/thread-self/fail-nth (CONFIG_FAULT_INJECTION off)";
+    else if (::access(fault_dir("failslab").c_str(), F_OK) != 0 ||
+             ::access(fault_dir("fail_page_alloc").c_str(), F_OK) != 0)
+        env->skip = "no failslab or fail_page_alloc in debugfs (FAILSLAB, FAIL_PAGE_ALLOC, "
+                    "FAULT_INJECTION_DEBUG_FS)";
+    else if (!env->syms.load())
+        env->skip = "no text symbols in /proc/kallsyms";
+    else if (std::string err = configure_faults(); !err.empty())
+        env->skip = concat("fault injection knobs: ", err);
+    if (env->skip.empty()) {
+        env->tracer.emplace();
+        if (!env->tracer->unavailable().empty())
+            env->skip = env->tracer->unavailable();
+        g_tracer = &*env->tracer;
+        env->nth.emplace();
+        // Leaks from before the first request are not any request's.
+        env->leaks.new_leaks();
+    }
+    return *env;
+}
+
+// After the last step: the table as diagnostics (and to --table), faults disarmed.
+void finish_table()
+{
+    const std::string t = table();
+    ksft::KtapWriter(std::cout).diag(t);
+    if (!g_opts.table_path.empty())
+        std::ofstream(g_opts.table_path) << t;
+    for (std::string_view attr : kAttrs)
+        write_knob(attr, "probability", "0");
+}
+
 int usage()
 {
     std::cerr << "usage: fault_inject [--whole-max N] [--table FILE] [--only NAME,...]\n";
@@ -1139,64 +1169,41 @@ int main(int argc, char **argv)
             return usage();
     }
 
-    std::vector<Request> requests = {link_add(),
-                                     channels(cat("channels_set_tx", kChannelsTx),
-                                              {kTxQueues, kTxQueues}, {kChannelsTx, kTxQueues}),
-                                     channels(cat("channels_grow_tx", kTxQueues, "_rx", kTxQueues),
-                                              {kChannelsTx, kChannelsTx}, {kTxQueues, kTxQueues}),
-                                     qstats_dump(),
-                                     filter_add("fq_codel"),
-                                     filter_add("sfq"),
-                                     filter_delete("fq_codel"),
-                                     filter_delete("sfq"),
-                                     limit0("codel"),
-                                     limit0("fq_codel")};
-    ksft::TestSuite suite;
-    std::string skip;
-    if (::geteuid() != 0)
-        skip = "must be run as root";
-    else if (::access("/proc/thread-self/fail-nth", W_OK) != 0)
-        skip = "no /proc/thread-self/fail-nth (CONFIG_FAULT_INJECTION off)";
-    else if (std::string err = own_namespaces(); !err.empty())
-        skip = cat("namespaces: ", err);
-    else if (::access(fault_dir("failslab").c_str(), F_OK) != 0 ||
-             ::access(fault_dir("fail_page_alloc").c_str(), F_OK) != 0)
-        skip = "no failslab or fail_page_alloc in debugfs (FAILSLAB, FAIL_PAGE_ALLOC, "
-               "FAULT_INJECTION_DEBUG_FS)";
-
-    Symbols syms;
-    std::optional<FailNth> nth;
-    std::optional<Tracer> tracer;
-    Kmemleak leaks;
-    if (skip.empty()) {
-        if (!syms.load())
-            skip = "no text symbols in /proc/kallsyms";
-        else if (std::string err = configure_faults(); !err.empty())
-            skip = cat("fault injection knobs: ", err);
-        tracer.emplace();
-        if (skip.empty() && !tracer->unavailable().empty())
-            skip = tracer->unavailable();
-        g_tracer = &*tracer;
-        nth.emplace();
-    }
-    if (!skip.empty())
-        suite.skip_all(skip);
-    else
-        // Leaks from before the first request are not any request's.
-        leaks.new_leaks();
+    std::vector<Request> requests = {
+            link_add(),
+            channels(concat("channels_set_tx", kChannelsTx), {kTxQueues, kTxQueues},
+                     {kChannelsTx, kTxQueues}),
+            channels(concat("channels_grow_tx", kTxQueues, "_rx", kTxQueues),
+                     {kChannelsTx, kChannelsTx}, {kTxQueues, kTxQueues}),
+            qstats_dump(),
+            filter_add("fq_codel"),
+            filter_add("sfq"),
+            filter_delete("fq_codel"),
+            filter_delete("sfq"),
+            limit0("codel"),
+            limit0("fq_codel")};
+    // The requests are the steps of one sequence: one process (its own network and
+    // mount namespaces, from the harness) whose fail-nth file, trace instance and
+    // kmemleak baseline every step shares, set up by the first step.
+    static std::size_t steps_left = 0;
     for (Request &req : requests) {
         if (!g_opts.only.empty() && !g_opts.only.count(req.name))
             continue;
-        suite.add(req.name, [&] { return run_request(syms, *nth, leaks, req); });
+        steps_left++;
+        ksft::add_step("faults", req.name,
+                       [&req] {
+                           FaultEnv &env = fault_env();
+                           const CaseResult r = env.skip.empty() ? run_request(env.syms, *env.nth,
+                                                                               env.leaks, req)
+                                                                 : CaseResult::skip(env.skip);
+                           if (--steps_left == 0 && env.skip.empty())
+                               finish_table();
+                           ksft::report(r);
+                       },
+                       {.timeout_s = 3600});
     }
-    const int rc = suite.run();
-    if (skip.empty()) {
-        const std::string t = table();
-        ksft::KtapWriter(std::cout).diag(t);
-        if (!g_opts.table_path.empty())
-            std::ofstream(g_opts.table_path) << t;
-        for (std::string_view attr : kAttrs)
-            write_knob(attr, "probability", "0");
-    }
-    return rc;
+    ksft::RunConfig config;
+    if (::geteuid() != 0)
+        config.skip_all = "must be run as root";
+    return ksft::run_cases(config);
 }
