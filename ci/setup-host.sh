@@ -42,9 +42,19 @@ PACKAGES=(
 read -r -a extra <<< "${SETUP_EXTRA_PACKAGES:-}"
 PACKAGES+=("${extra[@]}")
 
+# node and npm count as present whoever packaged them: a nodejs from another
+# archive (NodeSource's bundles npm) conflicts with Debian's npm package.
+provided_by_command() {
+	case "$1" in
+	nodejs) command -v node > /dev/null ;;
+	npm) command -v npm > /dev/null ;;
+	*) return 1 ;;
+	esac
+}
 missing=()
 for p in "${PACKAGES[@]}"; do
-	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'ok installed' || missing+=("$p")
+	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'ok installed' ||
+		provided_by_command "$p" || missing+=("$p")
 done
 private=()
 for pv in "${PRIVATE_DEBS[@]}"; do
