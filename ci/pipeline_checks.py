@@ -59,8 +59,12 @@ BAD_SERIES = checks.SeriesInfo(
     ["--- a/net/core/dev.c\n+++ b/net/core/dev.c\n"])
 BAD_SERIES_FAILS = {"cover_letter": "warn", "fixes_present": "fail", "patch_count": "fail",
                     "subject_prefix": "fail", "tree_selection": "fail"}
-# allmodconfig costs a configuration and a prepare of its own: main mode only.
-ALLMODCONFIG_MODES = ("main",)
+# The bot's builds that cost a configuration and a prepare of their own, and
+# the selftests' build, run in these modes only (the test command's time goes
+# to the VM matrix); elsewhere each is a named skip.
+BUILD_CHECK_MODES = {"build_32bit": ("main",), "build_clang": ("main",),
+                     "build_allmodconfig_warn": ("main",), "build_tools": ("main",)}
+ALLMODCONFIG_MODES = BUILD_CHECK_MODES["build_allmodconfig_warn"]
 CLANG_MIN = (17, 0, 1)
 
 
@@ -94,6 +98,7 @@ class CheckTools:
     tools: object  # checks.SelftestsBuild
     recipients: dict = field(default_factory=dict)  # commit -> addresses, None: as sent
     seconds: dict = field(default_factory=dict)  # check name -> seconds, all patches
+    tools_unavailable: str = None  # why build_tools does not run in this mode
 
 
 class CheckStages(TreeStages):
@@ -116,7 +121,10 @@ class CheckStages(TreeStages):
             builder=checks.BuildChecker(tree, make, log=log),
             cocci=checks.Cocci(tree, make, CACHE / "cocci-cache.json", log=log),
             disasm=disasm, objects=self.object_builds(tree, sources),
-            tools=checks.SelftestsBuild(tree, self.tools_make(tree), log=log))
+            tools=checks.SelftestsBuild(tree, self.tools_make(tree), log=log),
+            tools_unavailable=(None if self.mode in BUILD_CHECK_MODES["build_tools"]
+                               else f"build_tools: "
+                               f"{' and '.join(BUILD_CHECK_MODES['build_tools'])} mode only"))
         t0 = time.monotonic()
         if checks.ruff.available():
             checks.ruff.prefetch(tree, commits)
@@ -171,25 +179,30 @@ class CheckStages(TreeStages):
                                   fragments=frags, arch=arch, env=env)
             return make
 
+        def gated(name, why=None):
+            modes = BUILD_CHECK_MODES[name]
+            return why or (None if self.mode in modes
+                           else f"{name}: {' and '.join(modes)} mode only")
+
         frags = [*TEST_FRAGMENTS, NO_WERROR]
         out = base / "build-i386"
         builds["build_32bit"] = checks.ObjectBuild(
             "build_32bit", tree, maker("build_32bit", out, "i386", [*frags, I386], {}, ["W=1"]),
-            out,
-            sources, div64=True, log=log)
+            out, sources, div64=True, unavailable=gated("build_32bit"), log=log)
         llvm, found = find_clang()
         out = base / "build-clang"
         builds["build_clang"] = checks.ObjectBuild(
             "build_clang", tree, maker("build_clang", out, "x86_64", frags, {"LLVM": llvm or ""},
                                        ["W=1"]), out, sources,
-            unavailable=None if llvm else f"no clang >= 17.0.1 (found: {found})", log=log)
+            unavailable=gated("build_clang",
+                              None if llvm else f"no clang >= 17.0.1 (found: {found})"),
+            log=log)
         out = base / "build-allmodconfig"
         builds["build_allmodconfig_warn"] = checks.ObjectBuild(
             "build_allmodconfig_warn", tree,
             maker("build_allmodconfig_warn", out, "x86_64", [NO_WERROR],
                   {"KCONFIG_BASE": "allmodconfig"}, ["W=1", "C=1"]), out, sources,
-            unavailable=None if self.mode in ALLMODCONFIG_MODES
-            else f"allmodconfig: {' and '.join(ALLMODCONFIG_MODES)} mode only", log=log)
+            unavailable=gated("build_allmodconfig_warn"), log=log)
         return builds
 
     def tools_make(self, tree):
@@ -219,7 +232,9 @@ class CheckStages(TreeStages):
 
             for name in ("build_32bit", "build_clang", "build_allmodconfig_warn"):
                 res[name] = timed(name, ctx.objects[name], sha)
-            res["build_tools"] = timed("build_tools", ctx.tools, sha)
+            res["build_tools"] = (checks.Result("skip", ctx.tools_unavailable)
+                                  if ctx.tools_unavailable
+                                  else timed("build_tools", ctx.tools, sha))
             res["checkpatch"] = timed("checkpatch", checks.checkpatch, tree, sha)
             res["kdoc"] = timed("kdoc", checks.kdoc, tree, sha)
             for name in ("header_inline", "source_inline", "deprecated_api", "module_param",
@@ -269,8 +284,9 @@ class CheckStages(TreeStages):
             log(checks.table([r]))
             for check, text in want.items():
                 res = r.results[check]
-                if res.status == "skip" and check in ("build_allmodconfig_warn", "build_clang") \
-                        and res.message == ctx.objects[check].unavailable:
+                gate = (ctx.tools_unavailable if check == "build_tools"
+                        else ctx.objects[check].unavailable if check in ctx.objects else None)
+                if res.status == "skip" and gate and res.message == gate:
                     verdict, msg = "skip", res.message
                 elif res.status != "fail":
                     verdict, msg = "fail", f"{check} gave {res.status}: {res.message}"
