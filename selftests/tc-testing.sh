@@ -1,7 +1,10 @@
 #!/usr/bin/env bash
 # Peer suite: the kernel tree's own tc-testing (tdc) for the given
 # categories, TAP on stdout. Runs inside the VM, as root, on each kernel.
-# Usage: tc-testing.sh KERNEL_TREE CATEGORY...
+# Usage: [TDC_IDS='ID ...'] tc-testing.sh KERNEL_TREE CATEGORY...
+# TDC_IDS: run just those cases (tdc -e), not the categories: the base
+# kernel runs only the cases expectations.json lists (ci/selftests_run.py
+# tdc_subset()).
 set -euo pipefail
 tree=$1
 shift
@@ -18,4 +21,9 @@ results=$(mktemp -d)/tc-testing.tap
 jobs=()
 grep -q -- "--multiprocess" tdc.py && jobs=(-J "$(nproc)")
 export PATH=/usr/sbin:/usr/bin:/sbin:/bin:$PATH
-exec /usr/bin/python3 tdc.py "${jobs[@]}" --format tap --outfile "$results" -c "$@"
+select=(-c "$@")
+if [ -n "${TDC_IDS:-}" ]; then
+	read -r -a ids <<< "$TDC_IDS"
+	select=(-e "${ids[@]}")
+fi
+exec /usr/bin/python3 tdc.py "${jobs[@]}" --format tap --outfile "$results" "${select[@]}"

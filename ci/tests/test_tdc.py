@@ -172,3 +172,40 @@ class ExpectationsTdcTest(unittest.TestCase):
 
 if __name__ == "__main__":
     unittest.main()
+
+
+class ListedOnlyOnBaseTest(unittest.TestCase):
+    """The base kernel runs only the listed cases (tdc_subset()): an
+    unlisted case is judged on the patched kernel alone, and still fails
+    there when it fails or is missing."""
+
+    SUBSET = {"base": (1, tap(ok(1, "24f9"), failed(2, "d351", D351_BASE))),
+              "patched": GOOD["patched"]}
+
+    def judge(self, outputs):
+        runs = {label: {"tc-testing": selftests_run.ProgramRun(
+            "tdc", rc, selftests_run.parse_tdc(text))} for label, (rc, text) in outputs.items()}
+        return selftests_run.judge(runs, EXPECT, PROGS, LABELS, listed_only=["base"])
+
+    def test_subset_on_base_only_beside_patched(self):
+        self.assertEqual(selftests_run.tdc_subset(EXPECT, PROGS, "base", LABELS),
+                         "TDC_IDS='24f9 d351' ")
+        self.assertEqual(selftests_run.tdc_subset(EXPECT, PROGS, "patched", LABELS), "")
+        self.assertEqual(selftests_run.tdc_subset(EXPECT, PROGS, "base", ["base"]), "")
+
+    def test_unlisted_case_not_run_on_base_passes(self):
+        out = self.judge(self.SUBSET)
+        self.assertTrue(out.ok, out.problems)
+
+    def test_unlisted_case_failing_on_patched_still_fails(self):
+        bad = dict(self.SUBSET, patched=(1, tap(ok(1, "24f9"), ok(2, "d351"),
+                                                failed(3, "82d9", "packets: 3 != 0"))))
+        out = self.judge(bad)
+        self.assertFalse(out.ok)
+        self.assertTrue(any("82d9 on patched" in p for p in out.problems), out.problems)
+
+    def test_listed_case_missing_on_base_still_fails(self):
+        bad = dict(self.SUBSET, base=(0, tap(ok(1, "24f9"))))
+        out = self.judge(bad)
+        self.assertFalse(out.ok)
+        self.assertTrue(any("d351 on base" in p for p in out.problems), out.problems)
