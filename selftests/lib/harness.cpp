@@ -69,7 +69,7 @@ std::string enter_own_netns()
         ifr.ifr_flags = static_cast<short>(ifr.ifr_flags | IFF_UP);
         rc = ioctl(fd, SIOCSIFFLAGS, &ifr);
     }
-    const std::string err = rc == 0 ? std::string() : errno_text("set lo up");
+    std::string err = rc == 0 ? std::string() : errno_text("set lo up");
     close(fd);
     return err;
 }
@@ -156,8 +156,7 @@ std::string enter_initial_netns()
         if (fd < 0)
             return errno_text(concat("open ", path).c_str());
         const int rc = setns(fd, type);
-        const std::string err =
-                rc == 0 ? std::string() : errno_text(concat("setns ", path).c_str());
+        std::string err = rc == 0 ? std::string() : errno_text(concat("setns ", path).c_str());
         close(fd);
         if (!err.empty())
             return err;
@@ -346,6 +345,7 @@ Failure::Failure(const char *file, int line, std::string what, bool fatal)
     where_ = concat(f, ":", line);
 }
 
+// NOLINTNEXTLINE(bugprone-exception-escape): ends an ASSERT_* case by throwing.
 Failure::~Failure() noexcept(false)
 {
     const std::string ctx = context_.str();

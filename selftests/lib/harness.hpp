@@ -145,6 +145,8 @@ public:
     Failure(const char *file, int line, std::string what, bool fatal);
     Failure(const Failure &) = delete;
     Failure &operator=(const Failure &) = delete;
+    // ASSERT_* ends the case by throwing CaseEnd from here, by design.
+    // NOLINTNEXTLINE(bugprone-exception-escape)
     ~Failure() noexcept(false);
 
     template <class T>
