@@ -584,7 +584,7 @@ def judge(runs, expect, progs, labels, problems=None, listed_only=()):
                            for r in rows)
     for prog, n in sorted(unlisted.items()):
         out.matrix += (f"\n{prog}: {n} other case(s) without an entry, each passing on "
-                       + ", ".join(labels))
+                       + ", ".join(k for k in labels if k not in listed_only))
     out.matrix += "\nprograms: " + (
         "; ".join(prog_notes) if prog_notes else
         f"{len(progs)} x {len(runs)} kernel(s), exit codes and KTAP plans as their results imply")
