@@ -50,6 +50,7 @@ NEGATIVE_CONTROLS = {
         "yamllint": "duplication of key",
     },
 }
+QUOTES = str.maketrans("\u2018\u2019", "''")
 # The control's recipients: the list alone, not the maintainers.
 CONTROL_RECIPIENTS = ("netdev@vger.kernel.org",)
 # A series the series checks must fail, each check for its own fault.
@@ -286,11 +287,16 @@ class CheckStages(TreeStages):
                 res = r.results[check]
                 gate = (ctx.tools_unavailable if check == "build_tools"
                         else ctx.objects[check].unavailable if check in ctx.objects else None)
-                if res.status == "skip" and gate and res.message == gate:
+                # sparse and cocci: a checker the kernel refused checked nothing,
+                # a named skip (checks.checker_refused), never a pass.
+                refused = check in ("sparse", "cocci") and res.message.startswith(
+                    "not run: the kernel refused")
+                if res.status == "skip" and ((gate and res.message == gate) or refused):
                     verdict, msg = "skip", res.message
                 elif res.status != "fail":
                     verdict, msg = "fail", f"{check} gave {res.status}: {res.message}"
-                elif text not in res.message + "\n" + res.details:
+                # gcc quotes with ‘’ under a UTF-8 locale, with '' under C.
+                elif text not in (res.message + "\n" + res.details).translate(QUOTES):
                     verdict, msg = "fail", f"{check} failed, but not for '{text}': {res.message}"
                 else:
                     verdict, msg = "pass", f"fails: {res.message}"

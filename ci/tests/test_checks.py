@@ -704,3 +704,34 @@ class KunitWholeLogTest(unittest.TestCase):
         self.assertIn("+\tWARN_ON(1);", patch)
         self.assertIn("+\tKUNIT_CASE(dev_addr_test_warn_but_pass),", patch)
         self.assertIn("+\tKUNIT_EXPECT_TRUE(test, true);", patch)
+
+
+class CheckerRefusedTest(unittest.TestCase):
+    """A checker the kernel refuses (scripts/checker-valid.sh) checks
+    nothing: sparse and cocci say so as a named skip, never a pass."""
+
+    REFUSED = ("Makefile:1311: C=1 specified, but sparse is not available or not up to date\n"
+               "  CC      drivers/net/dummy.o\n")
+
+    def test_refusal_is_named(self):
+        self.assertIn("refused sparse", checks.checker_refused(self.REFUSED))
+        self.assertIn("refused scripts/coccicheck", checks.checker_refused(
+            self.REFUSED.replace("C=1", "C=2").replace("sparse is", "scripts/coccicheck is")))
+        self.assertEqual(checks.checker_refused("  CC      drivers/net/dummy.o\n"), "")
+
+    def test_build_checker_skips_sparse_when_refused(self):
+        with tempfile.TemporaryDirectory() as d:
+            subprocess.run(["git", "init", "-q", d], check=True)
+            env = {**os.environ, "GIT_AUTHOR_NAME": "a", "GIT_AUTHOR_EMAIL": "a@x",
+                   "GIT_COMMITTER_NAME": "a", "GIT_COMMITTER_EMAIL": "a@x"}
+            for i in range(2):
+                Path(d, "x.c").write_text(f"int x{i};\n")
+                subprocess.run(["git", "-C", d, "add", "x.c"], check=True)
+                subprocess.run(["git", "-C", d, "commit", "-qm", f"c{i}"], check=True, env=env)
+            head = subprocess.check_output(["git", "-C", d, "rev-parse", "HEAD"],
+                                           text=True).strip()
+            builder = checks.BuildChecker(d, lambda args: (0, self.REFUSED), log=lambda *_: None)
+            build, sparse = builder(head)
+        self.assertEqual(build.status, "pass")
+        self.assertEqual(sparse.status, "skip")
+        self.assertIn("checked nothing", sparse.message)

@@ -973,7 +973,10 @@ class BuildChecker:
         results = []
         for name in ("build", "sparse"):
             new = split[name][0]
-            if new:
+            refused = checker_refused(after) if name == "sparse" else ""
+            if refused and not new:
+                results.append(Result("skip", refused))
+            elif new:
                 results.append(Result("fail", f"{len(new)} new warning(s): {new[0]}",
                                       "\n".join(new)))
             else:
@@ -984,6 +987,19 @@ class BuildChecker:
 SPARSE_HINTS = ("sparse:", "incorrect type", "different address spaces", "context imbalance",
                 "was not declared. Should it be static?", "cast to restricted",
                 "restricted __", "dubious:", "symbol '", "lock context")
+
+
+# The kernel tests its checker before it uses it (scripts/checker-valid.sh) and
+# drops C=1/C=2 with this warning when the checker fails the test: Debian 12's
+# sparse 0.6.4 has no __typeof_unqual__, and coccicheck does not pass it either.
+CHECKER_REFUSED = re.compile(r"C=\d specified, but (\S+) is not available or not up to date")
+
+
+def checker_refused(make_output):
+    """Why nothing was checked, when the kernel refused the checker; else ""."""
+    m = CHECKER_REFUSED.search(make_output or "")
+    return (f"not run: the kernel refused {m[1]} (scripts/checker-valid.sh), so it "
+            "checked nothing") if m else ""
 
 
 def build_broken(result):
@@ -1078,6 +1094,10 @@ class CocciError(Exception):
     pass
 
 
+class CocciRefused(Exception):
+    """The kernel refused coccicheck as its checker: nothing was checked."""
+
+
 class Cocci:
     """Coccinelle reports (make C=2 CHECK=scripts/coccicheck MODE=report).
 
@@ -1104,6 +1124,8 @@ class Cocci:
                                     path[:-2] + ".o"])
             if code:
                 raise CocciError(f"coccicheck could not check {path}: {first_error(out)}")
+            if refused := checker_refused(out):
+                raise CocciRefused(refused)
             self.cache[blob] = [re.sub(r":\d+(:\d+)?", "", ln.strip())
                                 for ln in out.splitlines()
                                 if re.match(r"^\S+\.[ch]:\d+", ln.strip())]
@@ -1123,6 +1145,8 @@ class Cocci:
                 after += self.reports(commit[:12], p)
         except CocciError as err:
             return Result("fail", str(err))
+        except CocciRefused as err:
+            return Result("skip", str(err))
         finally:
             git(self.tree, "checkout", "-q", "--detach", commit)
         new = sorted((after - before).elements())
