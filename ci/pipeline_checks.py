@@ -120,7 +120,7 @@ class CheckStages(TreeStages):
         ctx = CheckTools(
             known=checks.load_known_commits(ROOT / "kernel/known-commits.txt"),
             builder=checks.BuildChecker(tree, make, log=log),
-            cocci=checks.Cocci(tree, make, CACHE / "cocci-cache.json", log=log),
+            cocci=checks.Cocci(tree, make, CACHE / "cocci-cache-v2.json", log=log),
             disasm=disasm, objects=self.object_builds(tree, sources),
             tools=checks.SelftestsBuild(tree, self.tools_make(tree), log=log),
             tools_unavailable=(None if self.mode in BUILD_CHECK_MODES["build_tools"]
