@@ -164,6 +164,17 @@ struct MatchallSpec {
     std::optional<std::uint16_t> skbedit_queue_mapping;
 };
 
+// The matchall filter the bypass tests add to a root qdisc 1: (handle 1, prio 1), every
+// packet classified to flow 1:1: fq_codel and sfq drop what a filter classifies to minor 0.
+inline MatchallSpec root_matchall_to_flow1(int ifindex)
+{
+    MatchallSpec spec;
+    spec.ifindex = ifindex;
+    spec.parent = make_handle(1, 0);
+    spec.classid = make_handle(1, 1);
+    return spec;
+}
+
 nlmsghdr *build_matchall(nl::Message &msg, std::uint16_t type, std::uint16_t flags,
                          const MatchallSpec &spec);
 Status filter_add(nl::Socket &sock, const MatchallSpec &spec);

@@ -544,14 +544,7 @@ std::string set_root(const Dev &dev, const std::string &kind, std::vector<std::u
 
 rtnl::MatchallSpec matchall(const Dev &dev)
 {
-    rtnl::MatchallSpec spec;
-    spec.ifindex = dev.ifindex();
-    spec.parent = kRootHandle;
-    spec.handle = 1;
-    spec.prio = 1;
-    // fq_codel and sfq drop what a filter classifies to minor 0.
-    spec.classid = rtnl::make_handle(1, 1);
-    return spec;
+    return rtnl::root_matchall_to_flow1(dev.ifindex());
 }
 
 // -- the fault loop --------------------------------------------------------------------

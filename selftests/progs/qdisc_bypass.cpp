@@ -218,15 +218,7 @@ std::optional<CaseResult> set_root(const TestDummy &dev, const std::string &kind
 
 rtnl::MatchallSpec matchall_at_root(const TestDummy &dev)
 {
-    rtnl::MatchallSpec spec;
-    spec.ifindex = dev.ifindex();
-    spec.parent = kRootHandle;
-    spec.handle = 1;
-    spec.prio = 1;
-    // fq_codel and sfq drop packets that a filter classifies to minor 0: send them to
-    // flow 1.
-    spec.classid = rtnl::make_handle(1, 1);
-    return spec;
+    return rtnl::root_matchall_to_flow1(dev.ifindex());
 }
 
 std::optional<CaseResult> add_filter(const TestDummy &dev)
