@@ -132,14 +132,7 @@ class CheckStages(TreeStages):
         ctx.seconds["ruff"] = time.monotonic() - t0
         self.patch_reports = self.check_commits(tree, self.applied, ctx)
         # Series-level checks.
-        infos = []
-        for ser in series.load_series():
-            texts = [p.read_text() for p in ser.patches]
-            subjects = [re.search(r"^Subject: (.*)$", t, re.M)[1] for t in texts]
-            if ser.cover is not None:
-                subjects.insert(0, ser.cover.subject)
-            infos.append(checks.SeriesInfo(ser.name, ser.tree, subjects,
-                                           ser.cover is not None, texts))
+        infos = [checks.series_info(ser, series.COVER_RE) for ser in series.load_series()]
         self.series_results = checks.series_checks(infos)
         for name, res in self.series_results.items():
             st.cases.append(report.Case("series", name, res.status, res.message))

@@ -8,6 +8,7 @@ from collections import Counter
 from pathlib import Path
 
 import checks
+import series
 
 ENV = {"GIT_AUTHOR_NAME": "A U", "GIT_AUTHOR_EMAIL": "a@example.invalid",
        "GIT_COMMITTER_NAME": "A U", "GIT_COMMITTER_EMAIL": "a@example.invalid"}
@@ -291,6 +292,17 @@ class CommitChecksTest(unittest.TestCase):
         self.assertEqual(res["net/w:fixes_present"].message,
                          "Series targets non-next tree, but doesn't contain any Fixes tags")
         self.assertEqual(set(k.split(":")[1] for k in res), set(checks.SERIES_CHECKS))
+
+    def test_series_checks_pass_the_committed_series(self):
+        """The series as committed in patches/ are green, the cover letters'
+        subjects read as mailed ([PATCH net 0/4] ...)."""
+        infos = [checks.series_info(ser, series.COVER_RE) for ser in series.load_series()]
+        self.assertTrue(infos)
+        for info in infos:
+            self.assertTrue(info.has_cover, info.name)
+            self.assertEqual(checks.subject_tree(info.subjects[0]), info.tree, info.subjects[0])
+        res = checks.series_checks(infos)
+        self.assertEqual({k: r.status for k, r in res.items() if r.status != "pass"}, {})
 
     def test_table_names_failing_patch(self):
         r = checks.PatchReport(2, "net-next", "abc", "net: dummy: broken")

@@ -1171,6 +1171,21 @@ class SeriesInfo:
     patches: list = field(default_factory=list)  # raw patch texts
 
 
+def mail_subject(text):
+    """The Subject header of a mail, unfolded, prefix included."""
+    m = re.search(r"^Subject: (.*(?:\n[ \t][^\n]*)*)", text.partition("\n\n")[0], re.M)
+    return re.sub(r"\n[ \t]", " ", m[1]).strip() if m else ""
+
+
+def series_info(ser, cover_re):
+    """SeriesInfo of a series.Series: the subjects as mailed, prefix
+    included, the cover letter's first."""
+    texts = [p.read_text() for p in ser.patches]
+    covers = [f.read_text() for f in sorted(ser.directory.iterdir()) if cover_re.match(f.name)]
+    return SeriesInfo(ser.name, ser.tree, [mail_subject(t) for t in covers + texts],
+                      ser.cover is not None, texts)
+
+
 def subject_tree(subject):
     """The tree a subject's [...] prefix names, or None."""
     m = re.match(r"^\[([^\]]*)\]", subject)
