@@ -747,3 +747,34 @@ class CheckerRefusedTest(unittest.TestCase):
         self.assertEqual(build.status, "pass")
         self.assertEqual(sparse.status, "skip")
         self.assertIn("checked nothing", sparse.message)
+
+    def test_build_checker_skips_the_make_for_a_selftests_only_patch(self):
+        """A patch touching only tools/testing/ on top of the commit built
+        last leaves the build as it was: no make. Anything else, or a parent
+        the build is not of, is built on both sides."""
+        with tempfile.TemporaryDirectory() as d:
+            subprocess.run(["git", "init", "-q", d], check=True)
+            env = {**os.environ, "GIT_AUTHOR_NAME": "a", "GIT_AUTHOR_EMAIL": "a@x",
+                   "GIT_COMMITTER_NAME": "a", "GIT_COMMITTER_EMAIL": "a@x"}
+            shas = []
+            for i, path in enumerate(["x.c", "x.c", "tools/testing/t.py", "x.c",
+                                      "tools/testing/t.py"]):
+                Path(d, path).parent.mkdir(parents=True, exist_ok=True)
+                Path(d, path).write_text(f"int x{i};\n")
+                subprocess.run(["git", "-C", d, "add", path], check=True)
+                subprocess.run(["git", "-C", d, "commit", "-qm", f"c{i}"], check=True, env=env)
+                shas.append(subprocess.check_output(["git", "-C", d, "rev-parse", "HEAD"],
+                                                    text=True).strip())
+            makes = []
+            builder = checks.BuildChecker(d, lambda args: (makes.append(1), (0, ""))[1],
+                                          log=lambda *_: None)
+            for sha, want in ((shas[1], 2), (shas[2], 0), (shas[3], 2), (shas[4], 0)):
+                makes.clear()
+                build, sparse = builder(sha)
+                self.assertEqual((len(makes), build.status, sparse.status), (want, "pass", "pass"))
+            self.assertIn(f"of {shas[3][:12]} stand", build.message)
+            # Not on top of the build in place: made on both sides.
+            builder.built = shas[1]
+            makes.clear()
+            builder(shas[4])
+            self.assertEqual(len(makes), 2)

@@ -943,14 +943,40 @@ class BuildChecker:
     sides; new warnings are the difference of the two multisets.
     """
 
+    # The kernel build reads nothing under these: a patch touching only them
+    # leaves the build's output as it was.
+    OUTSIDE_BUILD = ("tools/testing/",)
+
     def __init__(self, tree, build, log=print):
         self.tree, self.build, self.log = tree, build, log
+        self.built = None  # commit of the last make that succeeded
+        self.refused = ""  # checker_refused() of that make
 
     def make(self, label):
         self.log(f"    make W=1 C=1 ({label})")
         return self.build(["W=1", "C=1"])
 
+    def unchanged_build(self, commit):
+        """The commit the build in place stands for, when commit touches
+        nothing the kernel build reads and differs from it only there."""
+        if self.built is None:
+            return None
+        if not all(p.startswith(self.OUTSIDE_BUILD) for _, p in touched_files(self.tree, commit)):
+            return None
+        diff = subprocess.run(["git", "-C", str(self.tree), "diff", "--quiet", self.built, commit,
+                               "--", ".", *(f":(exclude){d}" for d in self.OUTSIDE_BUILD)])
+        return self.built if diff.returncode == 0 else None
+
     def __call__(self, commit):
+        same = self.unchanged_build(commit)
+        if same:
+            git(self.tree, "checkout", "-q", "--detach", commit)
+            msg = (f"no file the kernel build reads: the objects and warnings of "
+                   f"{same[:12]} stand")
+            self.log(f"    make skipped: {msg}")
+            return (Result("pass", msg),
+                    Result("skip", self.refused) if self.refused else Result("pass", msg))
+        self.built = None
         parent = git(self.tree, "rev-parse", f"{commit}^")
         git(self.tree, "checkout", "-q", "--detach", parent)
         for status, path in touched_files(self.tree, commit):
@@ -966,6 +992,7 @@ class BuildChecker:
         if code:
             return (Result("fail", "build broken: " + first_error(after), after),
                     Result("skip", "no build"))
+        self.built, self.refused = git(self.tree, "rev-parse", commit), checker_refused(after)
         wb, wa = warnings_of(before), warnings_of(after)
         split = {"build": ([], []), "sparse": ([], [])}
         for w in new_warnings(wb, wa):
