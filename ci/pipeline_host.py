@@ -91,12 +91,22 @@ def run_clang_tidy(files, build, jobs, log_path=None):
 
 def tidy_key(files, build, version):
     """What a clang-tidy result depends on, hashed: its version, .clang-tidy,
-    the compile commands and every C++ file (by path and content)."""
+    the compile commands and every C++ file (by path and content). Paths
+    count relative to the checkout and the build directory, so that a fresh
+    clone of the same sources has the same key."""
     h = hashlib.sha256(version.encode())
+    places = ((str(Path(build).resolve()), "@BUILD@"), (str(ROOT.resolve()), "@ROOT@"))
+
+    def relative(text):
+        for where, name in places:
+            text = text.replace(where, name)
+        return text
+
     for path in [ROOT / ".clang-tidy", Path(build) / "compile_commands.json", *sorted(files)]:
-        h.update(f"\0{path}\0".encode())
+        h.update(f"\0{relative(str(Path(path).resolve()))}\0".encode())
         try:
-            h.update(Path(path).read_bytes())
+            h.update(relative(Path(path).read_bytes().decode(errors="surrogateescape"))
+                     .encode(errors="surrogateescape"))
         except OSError:
             h.update(b"missing")
     return h.hexdigest()

@@ -2,6 +2,7 @@
 
 import contextlib
 import io
+import json
 import os
 import stat
 import tempfile
@@ -174,6 +175,19 @@ class HostStagesTest(unittest.TestCase):
             self.assertNotEqual(pipeline_host.tidy_key([f], tmp, "15"), key)
             (Path(tmp) / "compile_commands.json").write_text("[]")
             self.assertNotEqual(pipeline_host.tidy_key([f], tmp, "14"), key)
+
+    def test_tidy_key_is_the_same_in_another_build_dir(self):
+        """A fresh clone builds elsewhere: same sources, same key; another
+        compile flag, another key."""
+        keys = []
+        for flags in ("-O2", "-O2", "-O0"):
+            with tempfile.TemporaryDirectory() as build:
+                cc = [{"directory": build, "file": str(pipeline_host.ROOT / "x.cpp"),
+                       "command": f"c++ {flags} -I{build}/gen -c x.cpp"}]
+                (Path(build) / "compile_commands.json").write_text(json.dumps(cc))
+                keys.append(pipeline_host.tidy_key([], build, "19"))
+        self.assertEqual(keys[0], keys[1])
+        self.assertNotEqual(keys[0], keys[2])
 
     def test_host_tests_read_ctest_junit(self):
         def sh(cmd, *a, **k):
