@@ -33,10 +33,10 @@
 #include "ethtool.hpp"
 #include "harness.hpp"
 #include "ktap.hpp"
+#include "link.hpp"
 #include "netdev.hpp"
 #include "nl.hpp"
 #include "packet_sender.hpp"
-#include "rtnl.hpp"
 #include "sysfs.hpp"
 #include "testdev.hpp"
 

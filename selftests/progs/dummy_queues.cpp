@@ -30,9 +30,9 @@
 
 #include "harness.hpp"
 #include "ktap.hpp"
+#include "link.hpp"
 #include "nl.hpp"
 #include "packet_sender.hpp"
-#include "rtnl.hpp"
 #include "testdev.hpp"
 
 namespace {

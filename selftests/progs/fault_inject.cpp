@@ -57,11 +57,12 @@
 #include "ethtool.hpp"
 #include "harness.hpp"
 #include "ktap.hpp"
+#include "link.hpp"
 #include "netdev.hpp"
 #include "nl.hpp"
 #include "packet_sender.hpp"
-#include "rtnl.hpp"
 #include "sysfs.hpp"
+#include "tc.hpp"
 #include "testdev.hpp"
 #include "tracefs.hpp"
 
@@ -472,25 +473,15 @@ std::string expect_path(const Dev &dev, Path want)
 // Filters of parent 1: on the device: their number, or an error.
 std::optional<std::size_t> filter_count(const Dev &dev, std::string &err)
 {
-    nl::Message msg;
-    rtnl::start_tc_msg(msg, RTM_GETTFILTER, NLM_F_REQUEST | NLM_F_DUMP, dev.ifindex(), kRootHandle,
-                       0);
-    std::size_t n = 0;
-    const Status st = rt().dump(msg.hdr(), [&](const nlmsghdr *nlh) {
-        if (nlh->nlmsg_type != RTM_NEWTFILTER)
-            return;
-        const nl::AttrTable tb = nl::parse_attrs(nlh, sizeof(tcmsg), TCA_MAX);
-        // A classifier's instance (its handle) carries TCA_OPTIONS; the bare tcf_proto
-        // line of some classifiers does not.
-        const auto *tcm = static_cast<const tcmsg *>(mnl_nlmsg_get_payload(nlh));
-        if (nl::attr_str(tb, TCA_KIND) && tcm->tcm_handle != 0)
-            n++;
-    });
-    if (!st.ok()) {
+    std::vector<rtnl::FilterInfo> filters;
+    if (const Status st = rtnl::filter_dump(rt(), dev.ifindex(), kRootHandle, filters); !st.ok()) {
         err = concat("filter dump: ", st.str());
         return std::nullopt;
     }
-    return n;
+    // A classifier's instance (its handle) carries TCA_OPTIONS; the bare tcf_proto line of
+    // some classifiers does not.
+    return std::count_if(filters.begin(), filters.end(),
+                         [](const rtnl::FilterInfo &f) { return f.kind && f.handle != 0; });
 }
 
 // The root qdisc's kind and limit (TCA_OPTIONS: TCA_CODEL_LIMIT / TCA_FQ_CODEL_LIMIT).
@@ -501,29 +492,15 @@ struct RootQdisc {
 
 std::optional<RootQdisc> root_qdisc(const Dev &dev, std::string &err)
 {
-    nl::Message msg;
-    rtnl::start_tc_msg(msg, RTM_GETQDISC, NLM_F_REQUEST | NLM_F_DUMP, 0, 0, 0);
-    std::optional<RootQdisc> out;
-    const Status st = rt().dump(msg.hdr(), [&](const nlmsghdr *nlh) {
-        const auto *tcm = static_cast<const tcmsg *>(mnl_nlmsg_get_payload(nlh));
-        if (nlh->nlmsg_type != RTM_NEWQDISC || tcm->tcm_ifindex != dev.ifindex() ||
-            tcm->tcm_parent != TC_H_ROOT)
-            return;
-        const nl::AttrTable tb = nl::parse_attrs(nlh, sizeof(tcmsg), TCA_MAX);
-        RootQdisc q;
-        q.kind = nl::attr_str(tb, TCA_KIND).value_or("");
-        if (TCA_OPTIONS < tb.size() && tb[TCA_OPTIONS] != nullptr) {
-            const std::uint16_t key = q.kind == "codel"      ? TCA_CODEL_LIMIT
-                                      : q.kind == "fq_codel" ? TCA_FQ_CODEL_LIMIT
-                                                             : 0;
-            if (key != 0)
-                q.limit = nl::attr_u32(nl::parse_nested(tb[TCA_OPTIONS], 16), key);
-        }
-        out = q;
-    });
-    if (!st.ok()) {
+    std::vector<rtnl::QdiscInfo> qdiscs;
+    if (const Status st = rtnl::qdisc_dump(rt(), dev.ifindex(), qdiscs); !st.ok()) {
         err = concat("qdisc dump: ", st.str());
         return std::nullopt;
+    }
+    std::optional<RootQdisc> out;
+    for (const rtnl::QdiscInfo &q : qdiscs) {
+        if (q.parent == TC_H_ROOT)
+            out = RootQdisc{q.kind, rtnl::codel_limit(q)};
     }
     if (!out)
         err = concat("no root qdisc on ", dev.name());

@@ -27,10 +27,11 @@
 
 #include "harness.hpp"
 #include "ktap.hpp"
+#include "link.hpp"
 #include "nl.hpp"
 #include "packet_sender.hpp"
-#include "rtnl.hpp"
 #include "sysfs.hpp"
+#include "tc.hpp"
 #include "testdev.hpp"
 #include "tracefs.hpp"
 

@@ -16,9 +16,10 @@
 #include <linux/tc_act/tc_skbedit.h>
 
 #include "ethtool.hpp"
+#include "link.hpp"
 #include "netdev.hpp"
 #include "nl.hpp"
-#include "rtnl.hpp"
+#include "tc.hpp"
 #include "uapi_compat.hpp"
 
 namespace {
