@@ -104,28 +104,28 @@ Request link_add()
     };
     r.run = [name] {
         *name = dev_name("fa");
-        return rtnl::create_link(rt(), rtnl::LinkSpec{*name, "dummy", kTxQueues, 1});
+        return rtnl::create_link(rtnl_socket(), rtnl::LinkSpec{*name, "dummy", kTxQueues, 1});
     };
     r.check = [name](const Status &st) -> std::string {
         rtnl::LinkInfo info;
-        const Status got = rtnl::get_link(rt(), *name, info);
+        const Status got = rtnl::get_link(rtnl_socket(), *name, info);
         if (!st.ok()) {
             if (got.ok()) {
-                rtnl::delete_link(rt(), *name);
+                rtnl::delete_link(rtnl_socket(), *name);
                 return concat("the error left ", *name, " behind");
             }
             return got.err == ENODEV ? "" : concat("get ", *name, ": ", got.str());
         }
         if (!got.ok())
             return concat("created, but get ", *name, ": ", got.str());
-        rtnl::LinkGuard guard(rt(), *name);
+        rtnl::LinkGuard guard(rtnl_socket(), *name);
         if (info.num_tx_queues != kTxQueues)
             return concat(*name, " has ", info.num_tx_queues, " TX queues, asked for ", kTxQueues);
         if (std::string e = queue_counts(*name, kTxQueues, 1); !e.empty())
             return e;
         if (std::string e = sysfs::disable_ipv6(*name); !e.empty())
             return e;
-        if (Status up = rtnl::set_link_up(rt(), *name); !up.ok())
+        if (Status up = rtnl::set_link_up(rtnl_socket(), *name); !up.ok())
             return concat("set ", *name, " up: ", up.str());
         // Usable: the default qdisc (mq over pfifo_fast) passes packets, counted per queue.
         pkt::SenderConfig cfg;
@@ -286,7 +286,7 @@ std::string qdisc_setup(const std::string &kind, bool filtered)
     if (std::string e = set_root(*g_dev, kind, opts); !e.empty())
         return e;
     if (filtered) {
-        if (Status st = rtnl::filter_add(rt(), matchall(*g_dev)); !st.ok())
+        if (Status st = rtnl::filter_add(rtnl_socket(), matchall(*g_dev)); !st.ok())
             return concat("filter add: ", st.str());
     }
     return expect_path(*g_dev, filtered ? Path::enqueue : Path::bypass);
@@ -315,13 +315,13 @@ Request filter_add(const std::string &kind)
         return qdisc_setup(kind, false);
     };
     r.run = [] {
-        return rtnl::filter_add(rt(), matchall(*g_dev));
+        return rtnl::filter_add(rtnl_socket(), matchall(*g_dev));
     };
     r.check = [](const Status &st) -> std::string {
         if (std::string e = filter_state(st.ok()); !e.empty())
             return e;
         if (st.ok()) {
-            if (Status d = rtnl::filter_delete(rt(), matchall(*g_dev)); !d.ok())
+            if (Status d = rtnl::filter_delete(rtnl_socket(), matchall(*g_dev)); !d.ok())
                 return concat("deleting the filter again: ", d.str());
             return filter_state(false);
         }
@@ -344,13 +344,13 @@ Request filter_delete(const std::string &kind)
         return qdisc_setup(kind, true);
     };
     r.run = [] {
-        return rtnl::filter_delete(rt(), matchall(*g_dev));
+        return rtnl::filter_delete(rtnl_socket(), matchall(*g_dev));
     };
     r.check = [](const Status &st) -> std::string {
         if (std::string e = filter_state(!st.ok()); !e.empty())
             return e;
         if (st.ok()) {
-            if (Status a = rtnl::filter_add(rt(), matchall(*g_dev)); !a.ok())
+            if (Status a = rtnl::filter_add(rtnl_socket(), matchall(*g_dev)); !a.ok())
                 return concat("adding the filter again: ", a.str());
             return filter_state(true);
         }
@@ -400,13 +400,13 @@ Request limit0(const std::string &kind)
         return qdisc_setup(kind, false);
     };
     r.run = [kind] {
-        return rtnl::qdisc_change(rt(), limit_spec(kind, 0));
+        return rtnl::qdisc_change(rtnl_socket(), limit_spec(kind, 0));
     };
     r.check = [kind](const Status &st) -> std::string {
         if (std::string e = limit_state(st.ok() ? 0 : kLimit); !e.empty())
             return e;
         if (st.ok()) {
-            if (Status b = rtnl::qdisc_change(rt(), limit_spec(kind, kLimit)); !b.ok())
+            if (Status b = rtnl::qdisc_change(rtnl_socket(), limit_spec(kind, kLimit)); !b.ok())
                 return concat("limit back to ", kLimit, ": ", b.str());
             return limit_state(kLimit);
         }

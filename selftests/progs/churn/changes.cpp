@@ -22,7 +22,7 @@ Status replace_root(Fixture &f, const churn::Action &a, RootLedger &ledger, bool
 {
     std::optional<rtnl::QdiscInfo> old;
     if (f.state.root == churn::RootKind::mq) {
-        if (Status st = rtnl::root_qdisc(f.rt(), f.ifindex, old); !st.ok())
+        if (Status st = rtnl::root_qdisc(f.rtnl_socket(), f.ifindex, old); !st.ok())
             return st;
     }
     rtnl::QdiscSpec spec;
@@ -34,7 +34,7 @@ Status replace_root(Fixture &f, const churn::Action &a, RootLedger &ledger, bool
         spec.options = a.root == churn::RootKind::codel ? rtnl::codel_options(*a.limit)
                                                         : rtnl::fq_codel_options(*a.limit);
     std::vector<rtnl::QdiscInfo> echoed;
-    Status st = rtnl::qdisc_replace_echo(f.rt(), spec, echoed);
+    Status st = rtnl::qdisc_replace_echo(f.rtnl_socket(), spec, echoed);
     if (!st.ok())
         return st;
     std::optional<rtnl::QdiscInfo> deleted;
@@ -79,17 +79,17 @@ Status perform(Fixture &f, const churn::Action &a, RootLedger &ledger, bool live
         spec.options = f.state.root == churn::RootKind::codel
                                ? rtnl::codel_options(a.limit.value_or(0))
                                : rtnl::fq_codel_options(a.limit.value_or(0));
-        return rtnl::qdisc_change(f.rt(), spec);
+        return rtnl::qdisc_change(f.rtnl_socket(), spec);
     }
     case ActionType::add_filter:
         if (a.filter == FilterKind::u32) {
             std::optional<std::uint32_t> classid;
             if (a.place == FilterPlace::root) // fq_codel flow 2
                 classid = rtnl::make_handle(f.state.root_major, 2);
-            return rtnl::filter_add(f.rt(), rtnl::U32MatchAllSpec{.ifindex = f.ifindex,
-                                                                  .parent = parent,
-                                                                  .prio = kU32Prio,
-                                                                  .classid = classid});
+            return rtnl::filter_add(f.rtnl_socket(), rtnl::U32MatchAllSpec{.ifindex = f.ifindex,
+                                                                           .parent = parent,
+                                                                           .prio = kU32Prio,
+                                                                           .classid = classid});
         } else {
             rtnl::MatchallSpec spec;
             spec.ifindex = f.ifindex;
@@ -100,22 +100,22 @@ Status perform(Fixture &f, const churn::Action &a, RootLedger &ledger, bool live
             } else {
                 spec.skbedit_queue_mapping = a.queue_mapping;
             }
-            Status st = rtnl::filter_add(f.rt(), spec);
+            Status st = rtnl::filter_add(f.rtnl_socket(), spec);
             if (st.err == ENOENT && spec.skbedit_queue_mapping) {
                 note = concat(" (no skbedit: ", st.str(), "; without it)");
                 spec.skbedit_queue_mapping.reset();
-                st = rtnl::filter_add(f.rt(), spec);
+                st = rtnl::filter_add(f.rtnl_socket(), spec);
             }
             return st;
         }
     case ActionType::delete_filter:
-        return rtnl::filter_delete_prio(f.rt(), f.ifindex, parent,
+        return rtnl::filter_delete_prio(f.rtnl_socket(), f.ifindex, parent,
                                         a.filter == FilterKind::u32 ? kU32Prio : kMatchallPrio,
                                         churn::filter_name(a.filter));
     case ActionType::set_carrier:
-        return rtnl::set_carrier(f.rt(), f.ifindex, a.on);
+        return rtnl::set_carrier(f.rtnl_socket(), f.ifindex, a.on);
     case ActionType::set_up:
-        return rtnl::set_link_up(f.rt(), f.name, a.on);
+        return rtnl::set_link_up(f.rtnl_socket(), f.name, a.on);
     }
     return Status::from_errno(EINVAL);
 }
@@ -124,13 +124,13 @@ std::string transmit_enough(Fixture &f)
 {
     std::string notes;
     if (!f.state.up) {
-        if (Status st = rtnl::set_link_up(f.rt(), f.name, true); !st.ok())
+        if (Status st = rtnl::set_link_up(f.rtnl_socket(), f.name, true); !st.ok())
             return concat("up for the tail: ", st.str());
         f.state.up = true;
         notes += "up for the tail; ";
     }
     if (!f.state.carrier) {
-        if (Status st = rtnl::set_carrier(f.rt(), f.ifindex, true); !st.ok())
+        if (Status st = rtnl::set_carrier(f.rtnl_socket(), f.ifindex, true); !st.ok())
             return concat("carrier on for the tail: ", st.str());
         f.state.carrier = true;
         notes += "carrier on for the tail; ";
@@ -141,7 +141,7 @@ std::string transmit_enough(Fixture &f)
     const auto t0 = Clock::now();
     while (Clock::now() - t0 < kHoldTimeout) {
         rtnl::LinkInfo ls;
-        if (Status st = rtnl::get_link_stats(f.rt(), f.ifindex, ls); !st.ok() || !ls.stats)
+        if (Status st = rtnl::get_link_stats(f.rtnl_socket(), f.ifindex, ls); !st.ok() || !ls.stats)
             return concat(notes, "RTM_GETLINK: ", st.str());
         if (ls.stats->tx_packets - start >= churn::kMinExactTransmitted)
             break;

@@ -124,12 +124,12 @@ CaseResult delete_while_sending()
     std::string notes;
     // Up and with carrier, so that packets reach the driver until the deletion.
     if (!f.state.up) {
-        if (Status st = rtnl::set_link_up(f.rt(), f.name, true); !st.ok())
+        if (Status st = rtnl::set_link_up(f.rtnl_socket(), f.name, true); !st.ok())
             return CaseResult::fail(concat("up: ", st.str()));
         f.state.up = true;
     }
     if (!f.state.carrier) {
-        if (Status st = rtnl::set_carrier(f.rt(), f.ifindex, true); !st.ok())
+        if (Status st = rtnl::set_carrier(f.rtnl_socket(), f.ifindex, true); !st.ok())
             return CaseResult::fail(concat("carrier on: ", st.str()));
         f.state.carrier = true;
     }
@@ -142,7 +142,7 @@ CaseResult delete_while_sending()
     const churn::SenderCounts lead = f.senders->totals() - before;
     f.senders->expect_gone();
     const auto t0 = Clock::now();
-    const Status st = rtnl::delete_link(f.rt(), f.name);
+    const Status st = rtnl::delete_link(f.rtnl_socket(), f.name);
     if (!st.ok())
         return CaseResult::fail(concat("RTM_DELLINK ", f.name, " while sending: ", st.str()));
     f.deleted = true;
@@ -167,7 +167,7 @@ CaseResult delete_while_sending()
         problems.push_back(concat("no packet was offered in the ", kDeleteLead.count(),
                                   " ms before the deletion"));
     rtnl::LinkInfo ls;
-    if (Status gst = rtnl::get_link_stats(f.rt(), f.ifindex, ls); gst.err != ENODEV)
+    if (Status gst = rtnl::get_link_stats(f.rtnl_socket(), f.ifindex, ls); gst.err != ENODEV)
         problems.push_back(
                 concat("RTM_GETLINK after the deletion: ", gst.str(), ", expected ENODEV"));
     notes += concat(running, " senders offered ", lead.sent + lead.nobufs, " packets in the ",

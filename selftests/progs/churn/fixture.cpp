@@ -72,11 +72,11 @@ std::unique_ptr<Fixture> build_fixture()
     root.parent = TC_H_ROOT;
     root.handle = root_handle(f->state);
     root.kind = std::string(churn::root_name(f->state.root));
-    if (Status st = rtnl::qdisc_replace(f->rt(), root); !st.ok()) {
+    if (Status st = rtnl::qdisc_replace(f->rtnl_socket(), root); !st.ok()) {
         f->error = CaseResult::fail(concat("replace root with ", root.kind, ": ", st.str()));
         return f;
     }
-    if (Status st = rtnl::add_clsact(f->rt(), f->ifindex); !st.ok())
+    if (Status st = rtnl::add_clsact(f->rtnl_socket(), f->ifindex); !st.ok())
         f->no_clsact = concat("clsact: ", st.str());
 
     f->senders = std::make_unique<Senders>(f->ifindex, cpus);
@@ -117,11 +117,11 @@ Reading read_all(Fixture &f)
 {
     Reading r;
     r.senders = f.senders->totals();
-    if (Status st = rtnl::get_link_stats(f.rt(), f.ifindex, r.link); !st.ok()) {
+    if (Status st = rtnl::get_link_stats(f.rtnl_socket(), f.ifindex, r.link); !st.ok()) {
         r.error = concat("RTM_GETLINK ", f.name, ": ", st.str());
         return r;
     }
-    if (Status st = rtnl::root_qdisc(f.rt(), f.ifindex, r.root); !st.ok()) {
+    if (Status st = rtnl::root_qdisc(f.rtnl_socket(), f.ifindex, r.root); !st.ok()) {
         r.error = concat("qdisc dump: ", st.str());
         return r;
     }
@@ -145,7 +145,7 @@ Reading read_all(Fixture &f)
     // The link once more, after the qstats: nothing is sent while paused, so the two
     // readings agree unless a counter moves on its own.
     rtnl::LinkInfo after;
-    if (Status st = rtnl::get_link_stats(f.rt(), f.ifindex, after); !st.ok()) {
+    if (Status st = rtnl::get_link_stats(f.rtnl_socket(), f.ifindex, after); !st.ok()) {
         r.error = concat("RTM_GETLINK ", f.name, ": ", st.str());
         return r;
     }
@@ -174,7 +174,7 @@ std::string settle_link(Fixture &f)
     const auto t0 = Clock::now();
     while (true) {
         rtnl::LinkInfo ls;
-        if (Status st = rtnl::get_link_stats(f.rt(), f.ifindex, ls); !st.ok())
+        if (Status st = rtnl::get_link_stats(f.rtnl_socket(), f.ifindex, ls); !st.ok())
             return concat("RTM_GETLINK: ", st.str());
         if ((ls.flags & IFF_UP) == 0)
             break;
@@ -187,7 +187,7 @@ std::string settle_link(Fixture &f)
     }
     // A request that takes the RTNL returns once linkwatch has let go of it.
     std::optional<rtnl::QdiscInfo> root;
-    if (Status st = rtnl::root_qdisc(f.rt(), f.ifindex, root); !st.ok())
+    if (Status st = rtnl::root_qdisc(f.rtnl_socket(), f.ifindex, root); !st.ok())
         return concat("qdisc dump: ", st.str());
     return {};
 }
@@ -197,7 +197,7 @@ std::string drain(Fixture &f)
     const auto t0 = Clock::now();
     while (true) {
         std::optional<rtnl::QdiscInfo> root;
-        if (Status st = rtnl::root_qdisc(f.rt(), f.ifindex, root); !st.ok())
+        if (Status st = rtnl::root_qdisc(f.rtnl_socket(), f.ifindex, root); !st.ok())
             return concat("qdisc dump: ", st.str());
         if (!root || root->qlen == 0)
             return {};

@@ -66,7 +66,7 @@ struct Fixture {
     int kmsg = -1;
     std::string kmsg_error;
 
-    nl::Socket &rt() { return rtnl::shared_socket(); }
+    nl::Socket &rtnl_socket() { return rtnl::shared_socket(); }
     KindStats &stats(churn::OpKind k) { return kinds[static_cast<std::size_t>(k)]; }
     std::string replay() const
     {

@@ -144,7 +144,7 @@ private:
         netdev::QStats dev;
         rtnl::LinkInfo ls;
         const Status st = f_.nd->device_stats(f_.ifindex, dev);
-        const Status lst = st.ok() ? rtnl::get_link_stats(f_.rt(), f_.ifindex, ls) : st;
+        const Status lst = st.ok() ? rtnl::get_link_stats(f_.rtnl_socket(), f_.ifindex, ls) : st;
         if (!st.ok() || !lst.ok()) {
             problems_.push_back(
                     concat("reading statistics while sending: ", (st.ok() ? lst : st).str()));

@@ -4,7 +4,7 @@ namespace fault_inject {
 
 // -- state of the device under test ----------------------------------------------------
 
-nl::Socket &rt()
+nl::Socket &rtnl_socket()
 {
     return rtnl::shared_socket();
 }
@@ -19,7 +19,7 @@ Tracer *g_tracer = nullptr;
 std::optional<std::uint64_t> link_tx(const std::string &name, std::string &err)
 {
     rtnl::LinkInfo info;
-    if (Status st = rtnl::get_link(rt(), name, info); !st.ok()) {
+    if (Status st = rtnl::get_link(rtnl_socket(), name, info); !st.ok()) {
         err = concat("get ", name, ": ", st.str());
         return std::nullopt;
     }
@@ -98,7 +98,8 @@ std::string expect_path(const Dev &dev, Path want)
 std::optional<std::size_t> filter_count(const Dev &dev, std::string &err)
 {
     std::vector<rtnl::FilterInfo> filters;
-    if (const Status st = rtnl::filter_dump(rt(), dev.ifindex(), kRootHandle, filters); !st.ok()) {
+    if (const Status st = rtnl::filter_dump(rtnl_socket(), dev.ifindex(), kRootHandle, filters);
+        !st.ok()) {
         err = concat("filter dump: ", st.str());
         return std::nullopt;
     }
@@ -111,7 +112,7 @@ std::optional<std::size_t> filter_count(const Dev &dev, std::string &err)
 std::optional<RootQdisc> root_qdisc(const Dev &dev, std::string &err)
 {
     std::vector<rtnl::QdiscInfo> qdiscs;
-    if (const Status st = rtnl::qdisc_dump(rt(), dev.ifindex(), qdiscs); !st.ok()) {
+    if (const Status st = rtnl::qdisc_dump(rtnl_socket(), dev.ifindex(), qdiscs); !st.ok()) {
         err = concat("qdisc dump: ", st.str());
         return std::nullopt;
     }
@@ -132,7 +133,7 @@ std::string set_root(const Dev &dev, const std::string &kind, std::vector<std::u
     spec.handle = kRootHandle;
     spec.kind = kind;
     spec.options = std::move(options);
-    if (Status st = rtnl::qdisc_replace(rt(), spec); !st.ok())
+    if (Status st = rtnl::qdisc_replace(rtnl_socket(), spec); !st.ok())
         return concat("replace root ", kind, ": ", st.str());
     return {};
 }

@@ -8,7 +8,8 @@ namespace fault_inject {
 
 // -- state of the device under test ----------------------------------------------------
 
-nl::Socket &rt();
+// The process's NETLINK_ROUTE socket.
+nl::Socket &rtnl_socket();
 
 std::string dev_name(std::string_view what);
 
@@ -18,21 +19,21 @@ public:
     Dev(std::uint32_t tx, std::uint32_t rx) : name_(dev_name("fi"))
     {
         rtnl::LinkSpec spec{name_, "dummy", tx, rx};
-        if (Status st = rtnl::create_link(rt(), spec); !st.ok()) {
+        if (Status st = rtnl::create_link(rtnl_socket(), spec); !st.ok()) {
             error_ = concat("create ", name_, ": ", st.str());
             return;
         }
-        guard_.emplace(rt(), name_);
+        guard_.emplace(rtnl_socket(), name_);
         if (std::string err = sysfs::disable_ipv6(name_); !err.empty()) {
             error_ = err;
             return;
         }
-        if (Status st = rtnl::set_link_up(rt(), name_); !st.ok()) {
+        if (Status st = rtnl::set_link_up(rtnl_socket(), name_); !st.ok()) {
             error_ = concat("set ", name_, " up: ", st.str());
             return;
         }
         rtnl::LinkInfo info;
-        if (Status st = rtnl::get_link(rt(), name_, info); !st.ok()) {
+        if (Status st = rtnl::get_link(rtnl_socket(), name_, info); !st.ok()) {
             error_ = concat("get ", name_, ": ", st.str());
             return;
         }
