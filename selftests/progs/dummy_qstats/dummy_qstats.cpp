@@ -46,10 +46,8 @@ TEST_RESULT(per_queue_spread)
         return CaseResult::skip(
                 concat("a spread over the queues needs two online CPUs, found ", cpus.size()));
     const TestDummy dev(dummy(kQueues));
-    if (!dev.ok())
-        return dev.error();
-    Snapshot prev = snapshot(dev);
-    if (auto o = snapshot_error(prev, dev.name()))
+    Snapshot prev;
+    if (auto o = first_reading(dev, prev))
         return *o;
     if (std::string err = netutil::sysfs::map_cpus_to_queues(dev.name(), cpus); !err.empty())
         return CaseResult::fail(concat("setting XPS CPU i -> tx-i: ", err));
@@ -98,10 +96,8 @@ TEST_RESULT(spread_without_xps)
     if (cpus.empty())
         return CaseResult::fail("cannot read /sys/devices/system/cpu/online");
     const TestDummy dev(dummy(kQueues));
-    if (!dev.ok())
-        return dev.error();
-    Snapshot prev = snapshot(dev);
-    if (auto o = snapshot_error(prev, dev.name()))
+    Snapshot prev;
+    if (auto o = first_reading(dev, prev))
         return *o;
     std::string notes = concat("no XPS map: xps_cpus of tx-0..tx-", kQueues - 1, " empty");
     for (std::uint32_t q = 0; q < kQueues; ++q) {

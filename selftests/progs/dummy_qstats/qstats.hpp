@@ -104,6 +104,9 @@ Snapshot snapshot(const TestDummy &dev);
 
 // SKIP if the kernel has no netdev family, FAIL for any other error.
 std::optional<CaseResult> snapshot_error(const Snapshot &s, std::string_view dev);
+// The device's first reading, into out: nullopt when the device exists and the reading
+// is good, else the case's result (the device's error or snapshot_error()'s).
+std::optional<CaseResult> first_reading(const TestDummy &dev, Snapshot &out);
 
 // AF_PACKET senders, one per CPU. With bypass (PACKET_QDISC_BYPASS) the packets go
 // through dev_direct_xmit() on the queue XPS (or, without it, the sending CPU) picks;

@@ -109,6 +109,14 @@ std::optional<CaseResult> snapshot_error(const Snapshot &s, std::string_view dev
     return std::nullopt;
 }
 
+std::optional<CaseResult> first_reading(const TestDummy &dev, Snapshot &out)
+{
+    if (!dev.ok())
+        return dev.error();
+    out = snapshot(dev);
+    return snapshot_error(out, dev.name());
+}
+
 // The TX queues whose counters grew from a to b, with their growth. Sets err if a queue
 // appeared, went missing or went back.
 std::map<std::uint32_t, Counters> grown(const Snapshot &a, const Snapshot &b, std::string &err)
