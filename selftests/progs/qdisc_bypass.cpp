@@ -252,8 +252,9 @@ std::string fmt_new_flows(const Traffic &t)
 CaseResult expect_traffic(const Traffic &t, std::size_t enqueues, std::string_view qdisc)
 {
     ASSERT_EQ(t.link_tx, kPackets) << "link tx_packets growth, through " << qdisc;
-    ASSERT_EQ(t.enqueues, enqueues)
-            << "packets enqueued on " << qdisc << " of " << kPackets << fmt_new_flows(t);
+    // The count is said again in the words selftests/expectations.json looks for.
+    ASSERT_EQ(t.enqueues, enqueues) << t.enqueues << " of " << kPackets
+                                    << " packets were enqueued on " << qdisc << fmt_new_flows(t);
     if (t.new_flows && (enqueues == 0) != (*t.new_flows == 0))
         return CaseResult::fail(concat(t.enqueues, " qdisc_enqueue events on ", qdisc,
                                        " as expected, but fq_codel's new_flow_count grew by ",
