@@ -48,7 +48,7 @@ def cxx_cases(prog):
                        r'concat\("(\w+)", i \+ 1\)', text)
     if family:
         count, prefix = family.groups()
-        headers = " ".join(p.read_text() for p in (ROOT / "selftests/progs").glob("*.hpp"))
+        headers = " ".join(p.read_text() for p in (ROOT / "selftests/progs").rglob("*.hpp"))
         n = int(re.search(rf"constexpr \w+ {count} = (\d+);", headers).group(1))
         cases = [f"{prefix}{i}" for i in range(1, n + 1)] + cases
     return cases

@@ -11,8 +11,8 @@
 #include <sys/types.h>
 
 #include "ktap.hpp"
+#include "link.hpp"
 #include "nl.hpp"
-#include "rtnl.hpp"
 
 namespace ksft::testdev {
 

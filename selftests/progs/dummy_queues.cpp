@@ -30,9 +30,9 @@
 
 #include "harness.hpp"
 #include "ktap.hpp"
+#include "link.hpp"
 #include "nl.hpp"
 #include "packet_sender.hpp"
-#include "rtnl.hpp"
 #include "testdev.hpp"
 
 namespace {
@@ -125,22 +125,15 @@ bool dummy_loaded()
 
 // ---- cases ----
 
-// Allocated and active (sysfs queues/tx-*, rx-*) queue counts of a link, or why they
-// are not the expected ones.
-std::string check_counts(const rtnl::LinkInfo &info, std::uint32_t tx, std::uint32_t rx)
+// Allocated and active (sysfs queues/tx-*, rx-*; none: unreadable) queue counts of a
+// link must be tx and rx; what names the case's setting in a failure.
+void assert_counts(const rtnl::LinkInfo &info, std::uint32_t tx, std::uint32_t rx,
+                   const std::string &what)
 {
-    if (info.num_tx_queues != tx || info.num_rx_queues != rx)
-        return concat(info.name, ": num_tx_queues/num_rx_queues ", info.num_tx_queues, "/",
-                      info.num_rx_queues, ", expected ", tx, "/", rx);
-    if (info.real_num_tx_queues != tx)
-        return concat(info.name, ": sysfs queues/tx-* count ",
-                      info.real_num_tx_queues ? concat(*info.real_num_tx_queues) : "unreadable",
-                      ", expected ", tx);
-    if (info.real_num_rx_queues != rx)
-        return concat(info.name, ": sysfs queues/rx-* count ",
-                      info.real_num_rx_queues ? concat(*info.real_num_rx_queues) : "unreadable",
-                      ", expected ", rx);
-    return {};
+    ASSERT_EQ(info.num_tx_queues, tx) << what << ", " << info.name;
+    ASSERT_EQ(info.num_rx_queues, rx) << what << ", " << info.name;
+    ASSERT_EQ(info.real_num_tx_queues, tx) << what << ", " << info.name << ": sysfs queues/tx-*";
+    ASSERT_EQ(info.real_num_rx_queues, rx) << what << ", " << info.name << ": sysfs queues/rx-*";
 }
 
 TEST_RESULT(default_tx_queues)
@@ -150,15 +143,9 @@ TEST_RESULT(default_tx_queues)
         return dev.error();
     const rtnl::LinkInfo &info = dev.info();
     const std::size_t possible = netutil::pkt::possible_cpus().size();
-    if (info.num_tx_queues != kDefaultTx)
-        return CaseResult::fail(concat("num_tx_queues ", info.num_tx_queues, " with ", possible,
-                                       " possible CPUs, expected ", kDefaultTx,
-                                       ": the default changed"));
-    if (info.real_num_tx_queues != kDefaultTx)
-        return CaseResult::fail(
-                concat("sysfs queues/tx-* count ",
-                       info.real_num_tx_queues ? concat(*info.real_num_tx_queues) : "unreadable",
-                       ", expected ", kDefaultTx));
+    ASSERT_EQ(info.num_tx_queues, kDefaultTx)
+            << "with " << possible << " possible CPUs: the default changed";
+    ASSERT_EQ(info.real_num_tx_queues, kDefaultTx) << "sysfs queues/tx-* (none: unreadable)";
     return CaseResult::pass(
             concat("num_tx_queues ", info.num_tx_queues, " with ", possible, " possible CPUs"));
 }
@@ -168,9 +155,7 @@ TEST_RESULT(default_rx_queues)
     const TestDummy dev({.prefix = kPrefix});
     if (!dev.ok())
         return dev.error();
-    if (dev.info().num_rx_queues != kDefaultRx)
-        return CaseResult::fail(
-                concat("num_rx_queues ", dev.info().num_rx_queues, ", expected ", kDefaultRx));
+    ASSERT_EQ(dev.info().num_rx_queues, kDefaultRx);
     return CaseResult::pass();
 }
 
@@ -184,8 +169,7 @@ TEST_RESULT(numtxqueues_counts)
         const TestDummy dev({.prefix = kPrefix, .tx_queues = n});
         if (!dev.ok())
             return dev.error();
-        if (std::string err = check_counts(dev.info(), n, kDefaultRx); !err.empty())
-            return CaseResult::fail(concat("numtxqueues ", n, ": ", err));
+        assert_counts(dev.info(), n, kDefaultRx, concat("numtxqueues ", n));
         notes += concat(notes.empty() ? "" : ", ", n);
     }
     return CaseResult::pass(concat("numtxqueues ", notes, ": as many TX queues, one RX queue"));
@@ -196,8 +180,7 @@ TEST_RESULT(explicit_counts_honoured)
     const TestDummy dev({.prefix = kPrefix, .tx_queues = 3U, .rx_queues = 2U});
     if (!dev.ok())
         return dev.error();
-    if (std::string err = check_counts(dev.info(), 3, 2); !err.empty())
-        return CaseResult::fail(err);
+    assert_counts(dev.info(), 3, 2, "numtxqueues 3 numrxqueues 2");
     return CaseResult::pass();
 }
 
@@ -318,18 +301,14 @@ TEST_RESULT_OPTS(module_devices, {.netns = ksft::Netns::init})
     constexpr std::size_t kDevices = 2;
     const std::string arg = concat("numdummies=", kDevices);
     const CmdResult load = run_cmd({"modprobe", "dummy", arg});
-    if (load.status != 0)
-        return CaseResult::fail(
-                concat("modprobe dummy ", arg, ": exit ", load.status, " ", load.output));
+    ASSERT_EQ(load.status, 0) << "modprobe dummy " << arg << ": " << load.output;
     std::string notes;
     for (const std::string &name : module_names(kDevices)) {
         rtnl::LinkInfo info;
         if (Status st = rtnl::get_link(rtnl::shared_socket(), name, info); !st.ok())
             return CaseResult::fail(concat(name, " after modprobe dummy ", arg, ": ", st.str()));
-        if (info.kind != kKind)
-            return CaseResult::fail(concat(name, " has kind '", info.kind, "'"));
-        if (std::string err = check_counts(info, kDefaultTx, kDefaultRx); !err.empty())
-            return CaseResult::fail(err);
+        ASSERT_EQ(info.kind, kKind) << name;
+        assert_counts(info, kDefaultTx, kDefaultRx, concat("modprobe dummy ", arg));
         notes += concat(notes.empty() ? "" : ", ", name, " ", info.num_tx_queues, "/",
                         info.num_rx_queues);
     }
@@ -353,10 +332,8 @@ TEST_RESULT(bounds)
         }
         if (st.err == EOPNOTSUPP)
             return testdev::create_failed(st, kKind, "");
-        if (st.err != EINVAL)
-            return CaseResult::fail(concat("numtxqueues ", n, ": expected EINVAL, got ", st.str()));
-        if (st.extack.empty())
-            return CaseResult::fail(concat("numtxqueues ", n, ": EINVAL without extack message"));
+        ASSERT_EQ(st.err, EINVAL) << "numtxqueues " << n << ": " << st.str();
+        ASSERT_FALSE(st.extack.empty()) << "numtxqueues " << n << ": EINVAL without extack";
         diag += concat(diag.empty() ? "" : "\n", "numtxqueues ", n, ": ", st.str());
     }
     return CaseResult::pass(diag);

@@ -27,10 +27,11 @@
 
 #include "harness.hpp"
 #include "ktap.hpp"
+#include "link.hpp"
 #include "nl.hpp"
 #include "packet_sender.hpp"
-#include "rtnl.hpp"
 #include "sysfs.hpp"
+#include "tc.hpp"
 #include "testdev.hpp"
 #include "tracefs.hpp"
 
@@ -171,9 +172,8 @@ std::optional<CaseResult> send(const TestDummy &dev, const std::vector<int> &cpu
     for (const pkt::ThreadResult &r : results) {
         if (!r.error.empty())
             return CaseResult::fail(concat("sender on CPU ", r.cpu, ": ", r.error));
-        if (r.sent + r.dropped != per_thread)
-            return CaseResult::fail(concat("sender on CPU ", r.cpu, " sent ", r.sent, " and saw ",
-                                           r.dropped, " drops of ", per_thread));
+        ASSERT_EQ(r.sent + r.dropped, per_thread) << "sender on CPU " << r.cpu << ": " << r.sent
+                                                  << " sent, " << r.dropped << " drops";
         out.sent += r.sent;
         out.dropped += r.dropped;
     }
@@ -251,12 +251,10 @@ std::string fmt_new_flows(const Traffic &t)
 // must when everything is.
 CaseResult expect_traffic(const Traffic &t, std::size_t enqueues, std::string_view qdisc)
 {
-    if (t.link_tx != kPackets)
-        return CaseResult::fail(concat("link tx_packets grew by ", t.link_tx, ", sent ", kPackets,
-                                       " through ", qdisc));
-    if (t.enqueues != enqueues)
-        return CaseResult::fail(concat(t.enqueues, " of ", kPackets, " packets were enqueued on ",
-                                       qdisc, ", expected ", enqueues, fmt_new_flows(t)));
+    ASSERT_EQ(t.link_tx, kPackets) << "link tx_packets growth, through " << qdisc;
+    // The count is said again in the words selftests/expectations.json looks for.
+    ASSERT_EQ(t.enqueues, enqueues) << t.enqueues << " of " << kPackets
+                                    << " packets were enqueued on " << qdisc << fmt_new_flows(t);
     if (t.new_flows && (enqueues == 0) != (*t.new_flows == 0))
         return CaseResult::fail(concat(t.enqueues, " qdisc_enqueue events on ", qdisc,
                                        " as expected, but fq_codel's new_flow_count grew by ",
@@ -348,8 +346,7 @@ CaseResult limit0_drops(const std::string &kind,
     const auto q1 = root_qdisc(dev, err);
     if (!q1)
         return CaseResult::fail(err);
-    if (q1->kind != kind)
-        return CaseResult::fail(concat("the root qdisc is ", q1->kind, ", not ", kind));
+    ASSERT_EQ(q1->kind, kind) << "the root qdisc";
     const std::uint64_t drops = q1->drops - q0->drops;
     const std::uint64_t qdisc_sent = q1->packets - q0->packets;
     const std::string summary =
@@ -457,8 +454,7 @@ TEST_RESULT(mq_children_bypass)
         notes += concat("replaced default ", q.kind, " at ", rtnl::format_handle(q.parent),
                         " with pfifo_fast\n");
     }
-    if (children != 2)
-        return CaseResult::fail(concat("mq has ", children, " children, expected 2"));
+    ASSERT_EQ(children, 2U) << "mq's children";
 
     // One sender per queue, each on its own CPU and queue (XPS), so that no sender ever
     // finds the other one's qdisc busy.

@@ -8,8 +8,8 @@
 #include <unistd.h>
 
 #include "ktap.hpp"
+#include "link.hpp"
 #include "nl.hpp"
-#include "rtnl.hpp"
 #include "testdev.hpp"
 
 namespace {

@@ -6,7 +6,7 @@
 
 #include <net/if.h>
 
-#include "rtnl.hpp"
+#include "link.hpp"
 #include "run.hpp"
 
 namespace mqbench::qstats {

@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "rtnl.hpp"
+#include "tc.hpp"
 
 namespace mqbench::queues {
 

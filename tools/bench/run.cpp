@@ -17,9 +17,9 @@
 #include <sys/utsname.h>
 #include <unistd.h>
 
+#include "link.hpp"
 #include "packet_sender.hpp"
 #include "pktgen.hpp"
-#include "rtnl.hpp"
 #include "sysfs.hpp"
 #include "udp_sender.hpp"
 

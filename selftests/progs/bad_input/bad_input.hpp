@@ -24,8 +24,9 @@
 #include <linux/rtnetlink.h>
 
 #include "ktap.hpp"
+#include "link.hpp"
 #include "nl.hpp"
-#include "rtnl.hpp"
+#include "tc.hpp"
 #include "testdev.hpp"
 #include "uapi_compat.hpp"
 

@@ -3,6 +3,7 @@
 
 #include <arpa/inet.h>
 #include <linux/if.h>
+#include <linux/if_ether.h>
 
 #include "bad_input.hpp"
 
@@ -107,9 +108,7 @@ Request netdev_msg(Env &e, std::uint8_t cmd, bool dump)
 Request newlink(std::string name, const std::function<void(Request &)> &add)
 {
     Request r;
-    r.msg.start(RTM_NEWLINK, NLM_F_CREATE | NLM_F_EXCL);
-    auto *ifm = r.msg.put_extra<ifinfomsg>();
-    ifm->ifi_family = AF_UNSPEC;
+    rtnl::start_link_msg(r.msg, RTM_NEWLINK, NLM_F_CREATE | NLM_F_EXCL);
     r.msg.put_strz(IFLA_IFNAME, name);
     if (add)
         add(r);
@@ -135,12 +134,7 @@ Request qdisc_msg(const Fix &fx, std::uint16_t flags, std::string_view kind,
                   const std::vector<std::vector<std::uint8_t>> &options, bool with_kind)
 {
     Request r;
-    r.msg.start(RTM_NEWQDISC, flags);
-    auto *t = r.msg.put_extra<tcmsg>();
-    t->tcm_family = AF_UNSPEC;
-    t->tcm_ifindex = fx.ifindex;
-    t->tcm_parent = TC_H_ROOT;
-    t->tcm_handle = kRootHandle;
+    rtnl::start_tc_msg(r.msg, RTM_NEWQDISC, flags, fx.ifindex, TC_H_ROOT, kRootHandle);
     if (with_kind)
         r.msg.put_strz(TCA_KIND, kind);
     if (!options.empty()) {
@@ -171,13 +165,8 @@ Request filter_msg(const Fix &fx, std::uint16_t flags, std::uint32_t parent, std
                    std::optional<std::uint32_t> mall_flags)
 {
     Request r;
-    r.msg.start(RTM_NEWTFILTER, flags);
-    auto *t = r.msg.put_extra<tcmsg>();
-    t->tcm_family = AF_UNSPEC;
-    t->tcm_ifindex = fx.ifindex;
-    t->tcm_parent = parent;
-    t->tcm_handle = handle;
-    t->tcm_info = TC_H_MAKE(static_cast<std::uint32_t>(prio) << 16, htons(0x0003));
+    rtnl::start_filter_msg(r.msg, RTM_NEWTFILTER, flags, fx.ifindex, parent, prio, ETH_P_ALL,
+                           handle);
     if (kind) {
         r.msg.put_strz(TCA_KIND, *kind);
         nlattr *o = r.msg.nest_start(TCA_OPTIONS);

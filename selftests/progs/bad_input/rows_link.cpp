@@ -70,8 +70,7 @@ const std::vector<Row> kLinkRows = {
          kAllState, Where::init,
          [](Env &, const Fix &) {
              Request r;
-             r.msg.start(RTM_NEWLINK, NLM_F_CREATE | NLM_F_EXCL);
-             r.msg.put_extra<ifinfomsg>()->ifi_family = AF_UNSPEC;
+             rtnl::start_link_msg(r.msg, RTM_NEWLINK, NLM_F_CREATE | NLM_F_EXCL);
              r.created = testdev::unique_name("bn");
              r.msg.put_strz(IFLA_IFNAME, r.created);
              nlattr *li = r.msg.nest_start(IFLA_LINKINFO);
@@ -84,8 +83,7 @@ const std::vector<Row> kLinkRows = {
          error_at(ERANGE, kPolicyFailed, "IFLA_IFNAME"), kAllState, Where::init,
          [](Env &, const Fix &) {
              Request r;
-             r.msg.start(RTM_NEWLINK, NLM_F_CREATE | NLM_F_EXCL);
-             r.msg.put_extra<ifinfomsg>()->ifi_family = AF_UNSPEC;
+             rtnl::start_link_msg(r.msg, RTM_NEWLINK, NLM_F_CREATE | NLM_F_EXCL);
              r.mark = tail(r);
              r.msg.put_strz(IFLA_IFNAME, "bad_input_16char");
              nlattr *li = r.msg.nest_start(IFLA_LINKINFO);
@@ -123,8 +121,7 @@ const std::vector<Row> kLinkRows = {
          error(EINVAL, "Invalid header length"), kAllState, Where::init,
          [](Env &, const Fix &) {
              Request r;
-             r.msg.start(RTM_NEWLINK, NLM_F_CREATE | NLM_F_EXCL);
-             r.msg.put_extra<ifinfomsg>()->ifi_family = AF_UNSPEC;
+             rtnl::start_link_msg(r.msg, RTM_NEWLINK, NLM_F_CREATE | NLM_F_EXCL);
              r.msg.hdr()->nlmsg_len = NLMSG_HDRLEN + 4;
              return r;
          }},
@@ -142,10 +139,7 @@ const std::vector<Row> kLinkRows = {
          accepted("as on the patched kernel"), kAllState, Where::init,
          [](Env &, const Fix &f) {
              Request r;
-             r.msg.start(RTM_NEWLINK, 0);
-             auto *ifm = r.msg.put_extra<ifinfomsg>();
-             ifm->ifi_family = AF_UNSPEC;
-             ifm->ifi_index = f.ifindex;
+             rtnl::start_link_msg(r.msg, RTM_NEWLINK, 0, f.ifindex);
              r.msg.put_u32(IFLA_NUM_TX_QUEUES, 8);
              r.msg.put_u32(IFLA_NUM_RX_QUEUES, 8);
              return r;
@@ -154,8 +148,7 @@ const std::vector<Row> kLinkRows = {
          "rtnetlink RTM_DELLINK", error(ENODEV), error(ENODEV), kAllState, Where::init,
          [](Env &, const Fix &) {
              Request r;
-             r.msg.start(RTM_DELLINK, 0);
-             r.msg.put_extra<ifinfomsg>()->ifi_family = AF_UNSPEC;
+             rtnl::start_link_msg(r.msg, RTM_DELLINK, 0);
              r.msg.put_strz(IFLA_IFNAME, testdev::unique_name("bx"));
              return r;
          }},
@@ -167,8 +160,7 @@ const std::vector<Row> kLinkRows = {
              Request r;
              r.bus = Bus::rtnl_strict;
              r.dump = true;
-             r.msg.start(RTM_GETLINK, 0);
-             r.msg.put_extra<ifinfomsg>()->ifi_family = AF_UNSPEC;
+             rtnl::start_link_msg(r.msg, RTM_GETLINK, 0);
              r.mark = tail(r);
              r.msg.put_u32(1000, 1);
              return r;
@@ -181,8 +173,7 @@ const std::vector<Row> kLinkRows = {
              Request r;
              r.bus = Bus::rtnl_strict;
              r.dump = true;
-             r.msg.start(RTM_GETLINK, 0);
-             r.msg.put_extra<ifinfomsg>()->ifi_family = AF_UNSPEC;
+             rtnl::start_link_msg(r.msg, RTM_GETLINK, 0);
              r.msg.put_u32(IFLA_MTU, 1500);
              return r;
          }},
@@ -195,10 +186,7 @@ const std::vector<Row> kLinkRows = {
              Request r;
              r.bus = Bus::rtnl_strict;
              r.dump = true;
-             r.msg.start(RTM_GETLINK, 0);
-             auto *ifm = r.msg.put_extra<ifinfomsg>();
-             ifm->ifi_family = AF_UNSPEC;
-             ifm->ifi_index = f.ifindex;
+             rtnl::start_link_msg(r.msg, RTM_GETLINK, 0, f.ifindex);
              return r;
          }},
 

@@ -183,29 +183,20 @@ Snapshot Env::snapshot(const Fix &fx)
     s.queues += netdev_queues(fx.ifindex);
 
     Request q;
-    auto *t = static_cast<tcmsg *>(nullptr);
-    q.msg.start(RTM_GETQDISC, 0);
-    t = q.msg.put_extra<tcmsg>();
-    t->tcm_family = AF_UNSPEC;
-    t->tcm_ifindex = fx.ifindex;
+    rtnl::start_tc_msg(q.msg, RTM_GETQDISC, 0, fx.ifindex, 0, 0);
     const Ack qa = rtnl->send_as_is(q.msg.hdr(), true, [&](const nlmsghdr *nlh) {
-        const auto *tm = static_cast<const tcmsg *>(mnl_nlmsg_get_payload(nlh));
-        if (tm->tcm_ifindex != fx.ifindex)
+        rtnl::QdiscInfo info;
+        if (!rtnl::parse_qdisc(nlh, info).ok() || info.ifindex != fx.ifindex)
             return;
         QdiscRow row;
-        row.handle = tm->tcm_handle;
-        row.parent = tm->tcm_parent;
-        const nl::AttrTable tb = nl::parse_attrs(nlh, sizeof(tcmsg), TCA_MAX);
-        row.kind = nl::attr_str(tb, TCA_KIND).value_or("");
-        if (tb[TCA_OPTIONS] != nullptr) {
-            const auto *p =
-                    static_cast<const std::uint8_t *>(mnl_attr_get_payload(tb[TCA_OPTIONS]));
-            row.options.assign(p, p + mnl_attr_get_payload_len(tb[TCA_OPTIONS]));
-            nl::for_each_nested(tb[TCA_OPTIONS], [&](const nlattr *a) {
-                const auto *d = static_cast<const std::uint8_t *>(mnl_attr_get_payload(a));
-                row.opt[mnl_attr_get_type(a)].assign(d, d + mnl_attr_get_payload_len(a));
-            });
-        }
+        row.handle = info.handle;
+        row.parent = info.parent;
+        row.kind = info.kind;
+        row.options = info.options;
+        nl::for_each_attr(row.options.data(), row.options.size(), [&](const nlattr *a) {
+            const auto *d = static_cast<const std::uint8_t *>(mnl_attr_get_payload(a));
+            row.opt[mnl_attr_get_type(a)].assign(d, d + mnl_attr_get_payload_len(a));
+        });
         s.qdiscs.push_back(std::move(row));
     });
     if (qa.err != 0) {
@@ -215,18 +206,14 @@ Snapshot Env::snapshot(const Fix &fx)
     // Filters of the root qdisc (if it has a block) and of the ingress side.
     for (const std::uint32_t parent : {0U, rtnl::kIngressParent}) {
         Request f;
-        f.msg.start(RTM_GETTFILTER, 0);
-        auto *ft = f.msg.put_extra<tcmsg>();
-        ft->tcm_family = AF_UNSPEC;
-        ft->tcm_ifindex = fx.ifindex;
-        ft->tcm_parent = parent;
+        rtnl::start_tc_msg(f.msg, RTM_GETTFILTER, 0, fx.ifindex, parent, 0);
         const Ack fa = rtnl->send_as_is(f.msg.hdr(), true, [&](const nlmsghdr *nlh) {
-            const auto *tm = static_cast<const tcmsg *>(mnl_nlmsg_get_payload(nlh));
-            const nl::AttrTable tb = nl::parse_attrs(nlh, sizeof(tcmsg), TCA_MAX);
-            s.filters.push_back(concat("parent ", rtnl::format_handle(tm->tcm_parent), " info 0x",
-                                       std::hex, tm->tcm_info, std::dec, " handle ", tm->tcm_handle,
-                                       " chain ", nl::attr_u32(tb, TCA_CHAIN).value_or(0), " ",
-                                       nl::attr_str(tb, TCA_KIND).value_or("?")));
+            rtnl::FilterInfo info;
+            if (!rtnl::parse_filter(nlh, info).ok())
+                return;
+            s.filters.push_back(concat("parent ", rtnl::format_handle(info.parent), " info 0x",
+                                       std::hex, info.info, std::dec, " handle ", info.handle,
+                                       " chain ", info.chain, " ", info.kind.value_or("?")));
         });
         if (fa.err != 0) {
             s.error = concat("filter dump: ", describe(fa));

@@ -1,4 +1,4 @@
-// rtnetlink helpers: links, qdiscs and matchall filters.
+// rtnetlink traffic control: handles, qdiscs, and matchall and u32 filters.
 #pragma once
 
 #include <cstdint>
@@ -7,7 +7,6 @@
 #include <string_view>
 #include <vector>
 
-#include <linux/if_link.h>
 #include <linux/pkt_sched.h>
 #include <linux/rtnetlink.h>
 
@@ -16,62 +15,6 @@
 namespace netutil::rtnl {
 
 using nl::Status;
-
-struct LinkSpec {
-    std::string name;
-    std::string kind;
-    std::optional<std::uint32_t> num_tx_queues;
-    std::optional<std::uint32_t> num_rx_queues;
-};
-
-struct LinkInfo {
-    int ifindex = 0;
-    std::string name;
-    std::string kind; // IFLA_INFO_KIND, empty for kind-less devices
-    std::uint32_t flags = 0;
-    std::uint32_t mtu = 0;
-    std::uint32_t num_tx_queues = 0;
-    std::uint32_t num_rx_queues = 0;
-    // No netlink attribute carries these; they come from the number of
-    // /sys/class/net/<name>/queues/{tx,rx}-* entries (current netns only).
-    std::optional<std::uint32_t> real_num_tx_queues;
-    std::optional<std::uint32_t> real_num_rx_queues;
-    std::optional<rtnl_link_stats64> stats;
-};
-
-// Message builders (exposed for unit tests) and the operations that send them.
-nlmsghdr *build_newlink(nl::Message &msg, const LinkSpec &spec);
-Status parse_link(const nlmsghdr *nlh, LinkInfo &out);
-
-// The process's NETLINK_ROUTE socket, opened on first use (throws std::system_error
-// like nl::Socket). It is a function-local static: whatever still uses it at exit (a
-// LinkGuard in a static, say) must be destroyed before static destruction reaches it.
-nl::Socket &shared_socket();
-
-Status create_link(nl::Socket &sock, const LinkSpec &spec);
-Status delete_link(nl::Socket &sock, std::string_view name);
-Status set_link_up(nl::Socket &sock, std::string_view name, bool up = true);
-Status get_link(nl::Socket &sock, std::string_view name, LinkInfo &out);
-// Every link of the current network namespace (without the sysfs queue counts).
-Status link_dump(nl::Socket &sock, std::vector<LinkInfo> &out);
-
-// Deletes the link on destruction unless release() was called.
-class LinkGuard {
-public:
-    LinkGuard(nl::Socket &sock, std::string name) : sock_(&sock), name_(std::move(name)) {}
-    ~LinkGuard();
-    LinkGuard(const LinkGuard &) = delete;
-    LinkGuard &operator=(const LinkGuard &) = delete;
-    LinkGuard(LinkGuard &&other) noexcept;
-    LinkGuard &operator=(LinkGuard &&) = delete;
-
-    const std::string &name() const { return name_; }
-    void release() { name_.clear(); }
-
-private:
-    nl::Socket *sock_;
-    std::string name_;
-};
 
 // Traffic control handles.
 constexpr std::uint32_t make_handle(std::uint32_t maj, std::uint32_t min)
@@ -113,6 +56,7 @@ std::vector<std::uint8_t> codel_options(std::uint32_t limit);
 std::vector<std::uint8_t> fq_codel_options(std::uint32_t limit);
 
 struct QdiscInfo {
+    std::uint16_t type = RTM_NEWQDISC; // RTM_DELQDISC for a deleted qdisc's echo
     int ifindex = 0;
     std::uint32_t handle = 0;
     std::uint32_t parent = 0;
@@ -125,9 +69,15 @@ struct QdiscInfo {
     std::uint32_t drops = 0;
     std::uint32_t requeues = 0;
     std::uint32_t overlimits = 0;
+    // TCA_OPTIONS as the kernel sent it (the payload, without the attribute header).
+    std::vector<std::uint8_t> options;
     // TCA_STATS_APP: the qdisc's own statistics (xstats) as the kernel sent them.
     std::vector<std::uint8_t> app_stats;
 };
+
+// The limit of a codel or fq_codel qdisc (TCA_CODEL_LIMIT / TCA_FQ_CODEL_LIMIT in its
+// options); nullopt for other qdiscs or when the options lack it.
+std::optional<std::uint32_t> codel_limit(const QdiscInfo &q);
 
 // new_flow_count of fq_codel's qdisc xstats (struct tc_fq_codel_xstats of type
 // TCA_FQ_CODEL_XSTATS_QDISC); nullopt for other qdiscs or missing/short xstats.
@@ -137,15 +87,28 @@ std::optional<std::uint32_t> fq_codel_new_flow_count(const QdiscInfo &q);
 tcmsg *start_tc_msg(nl::Message &msg, std::uint16_t type, std::uint16_t flags, int ifindex,
                     std::uint32_t parent, std::uint32_t handle);
 
+// Starts a filter request: tcm_info holds prio and protocol (host order; ETH_P_ALL by
+// default), the handle is 0 unless given.
+tcmsg *start_filter_msg(nl::Message &msg, std::uint16_t type, std::uint16_t flags, int ifindex,
+                        std::uint32_t parent, std::uint16_t prio, std::uint16_t protocol = 0x0003,
+                        std::uint32_t handle = 0);
+
 nlmsghdr *build_qdisc(nl::Message &msg, std::uint16_t type, std::uint16_t flags,
                       const QdiscSpec &spec);
+// An RTM_NEWQDISC (a dump's or a request's reply) or an RTM_DELQDISC (a replaced root's
+// echo).
 Status parse_qdisc(const nlmsghdr *nlh, QdiscInfo &out);
 
 Status qdisc_replace(nl::Socket &sock, const QdiscSpec &spec);
+// The same with NLM_F_ECHO: the qdiscs the replace deleted, as the kernel's RTM_DELQDISC
+// echoes report them (their final counters), go to deleted.
+Status qdisc_replace_echo(nl::Socket &sock, const QdiscSpec &spec, std::vector<QdiscInfo> &deleted);
 Status qdisc_change(nl::Socket &sock, const QdiscSpec &spec);
 Status qdisc_delete(nl::Socket &sock, const QdiscSpec &spec);
 // ifindex 0 dumps every device.
 Status qdisc_dump(nl::Socket &sock, int ifindex, std::vector<QdiscInfo> &out);
+// The root qdisc of ifindex (parent TC_H_ROOT) with statistics; none when it has none.
+Status root_qdisc(nl::Socket &sock, int ifindex, std::optional<QdiscInfo> &out);
 Status add_clsact(nl::Socket &sock, int ifindex);
 
 struct MatchallSpec {
@@ -179,5 +142,34 @@ nlmsghdr *build_matchall(nl::Message &msg, std::uint16_t type, std::uint16_t fla
                          const MatchallSpec &spec);
 Status filter_add(nl::Socket &sock, const MatchallSpec &spec);
 Status filter_delete(nl::Socket &sock, const MatchallSpec &spec);
+
+// A u32 filter with one key that matches every packet (mask 0), terminal: a match ends
+// the classification with the filter's class (TCA_U32_CLASSID, none if unset).
+struct U32MatchAllSpec {
+    int ifindex = 0;
+    std::uint32_t parent = 0;
+    std::uint16_t prio = 1;
+    std::optional<std::uint32_t> classid;
+};
+nlmsghdr *build_u32_match_all(nl::Message &msg, const U32MatchAllSpec &spec);
+Status filter_add(nl::Socket &sock, const U32MatchAllSpec &spec);
+
+// Deletes the whole filter of this kind and priority (handle 0), as "tc filter del ...
+// prio N" does.
+Status filter_delete_prio(nl::Socket &sock, int ifindex, std::uint32_t parent, std::uint16_t prio,
+                          std::string_view kind);
+
+struct FilterInfo {
+    int ifindex = 0;
+    std::uint32_t parent = 0;
+    std::uint32_t handle = 0; // 0: the classifier's bare tcf_proto line
+    std::uint32_t info = 0;   // tcm_info: prio << 16 | protocol (network order)
+    std::uint32_t chain = 0;  // TCA_CHAIN
+    std::optional<std::string> kind;
+};
+Status parse_filter(const nlmsghdr *nlh, FilterInfo &out);
+// The filters of parent on ifindex.
+Status filter_dump(nl::Socket &sock, int ifindex, std::uint32_t parent,
+                   std::vector<FilterInfo> &out);
 
 } // namespace netutil::rtnl

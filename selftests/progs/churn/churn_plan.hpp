@@ -1,4 +1,4 @@
-// The pure logic of the churn stress program (progs/churn.cpp), kept apart so that host
+// The pure logic of the churn stress program (progs/churn/), kept apart so that host
 // unit tests can check it: options, the seeded plan of changes, the model of the device
 // state the plan is resolved against, and the accounting checks of each phase.
 #pragma once

@@ -1,4 +1,4 @@
-#include "rtnl.hpp"
+#include "tc.hpp"
 
 #include <algorithm>
 #include <cerrno>
@@ -9,25 +9,14 @@
 
 #include <arpa/inet.h>
 #include <linux/gen_stats.h>
-#include <linux/if.h>
 #include <linux/pkt_cls.h>
 #include <linux/rtnetlink.h>
 #include <linux/tc_act/tc_gact.h>
 #include <linux/tc_act/tc_skbedit.h>
 #include <sys/socket.h>
 
-#include "sysfs.hpp"
-
 namespace netutil::rtnl {
 namespace {
-
-nlmsghdr *start_link_msg(nl::Message &msg, std::uint16_t type, std::uint16_t flags)
-{
-    nlmsghdr *nlh = msg.start(type, flags);
-    auto *ifm = msg.put_extra<ifinfomsg>();
-    ifm->ifi_family = AF_UNSPEC;
-    return nlh;
-}
 
 // A TCA_OPTIONS payload holding one u32 attribute.
 std::vector<std::uint8_t> u32_attr_payload(std::uint16_t type, std::uint32_t value)
@@ -52,6 +41,12 @@ std::optional<std::uint32_t> parse_hex16(std::string_view s)
     return v;
 }
 
+std::vector<std::uint8_t> payload_bytes(const nlattr *attr)
+{
+    const auto *p = static_cast<const std::uint8_t *>(mnl_attr_get_payload(attr));
+    return {p, p + mnl_attr_get_payload_len(attr)};
+}
+
 } // namespace
 
 tcmsg *start_tc_msg(nl::Message &msg, std::uint16_t type, std::uint16_t flags, int ifindex,
@@ -64,132 +59,6 @@ tcmsg *start_tc_msg(nl::Message &msg, std::uint16_t type, std::uint16_t flags, i
     tcm->tcm_parent = parent;
     tcm->tcm_handle = handle;
     return tcm;
-}
-
-nlmsghdr *build_newlink(nl::Message &msg, const LinkSpec &spec)
-{
-    nlmsghdr *nlh = start_link_msg(msg, RTM_NEWLINK, NLM_F_CREATE | NLM_F_EXCL);
-    msg.put_strz(IFLA_IFNAME, spec.name);
-    if (spec.num_tx_queues)
-        msg.put_u32(IFLA_NUM_TX_QUEUES, *spec.num_tx_queues);
-    if (spec.num_rx_queues)
-        msg.put_u32(IFLA_NUM_RX_QUEUES, *spec.num_rx_queues);
-    nlattr *linkinfo = msg.nest_start(IFLA_LINKINFO);
-    msg.put_strz(IFLA_INFO_KIND, spec.kind);
-    msg.nest_end(linkinfo);
-    return nlh;
-}
-
-Status parse_link(const nlmsghdr *nlh, LinkInfo &out)
-{
-    if (nlh->nlmsg_type != RTM_NEWLINK || mnl_nlmsg_get_payload_len(nlh) < sizeof(ifinfomsg))
-        return Status::from_errno(EBADMSG);
-    const auto *ifm = static_cast<const ifinfomsg *>(mnl_nlmsg_get_payload(nlh));
-    out = LinkInfo{};
-    out.ifindex = ifm->ifi_index;
-    out.flags = ifm->ifi_flags;
-
-    const nl::AttrTable tb = nl::parse_attrs(nlh, sizeof(ifinfomsg), IFLA_MAX);
-    out.name = nl::attr_str(tb, IFLA_IFNAME).value_or("");
-    out.mtu = nl::attr_u32(tb, IFLA_MTU).value_or(0);
-    out.num_tx_queues = nl::attr_u32(tb, IFLA_NUM_TX_QUEUES).value_or(0);
-    out.num_rx_queues = nl::attr_u32(tb, IFLA_NUM_RX_QUEUES).value_or(0);
-    out.stats = nl::attr_struct<rtnl_link_stats64>(tb, IFLA_STATS64);
-    if (tb[IFLA_LINKINFO] != nullptr) {
-        const nl::AttrTable li = nl::parse_nested(tb[IFLA_LINKINFO], IFLA_INFO_MAX);
-        out.kind = nl::attr_str(li, IFLA_INFO_KIND).value_or("");
-    }
-    return {};
-}
-
-nl::Socket &shared_socket()
-{
-    static nl::Socket sock(NETLINK_ROUTE);
-    return sock;
-}
-
-Status create_link(nl::Socket &sock, const LinkSpec &spec)
-{
-    nl::Message msg;
-    return sock.request(build_newlink(msg, spec));
-}
-
-Status delete_link(nl::Socket &sock, std::string_view name)
-{
-    nl::Message msg(1024);
-    nlmsghdr *nlh = start_link_msg(msg, RTM_DELLINK, 0);
-    msg.put_strz(IFLA_IFNAME, name);
-    return sock.request(nlh);
-}
-
-Status set_link_up(nl::Socket &sock, std::string_view name, bool up)
-{
-    nl::Message msg(1024);
-    nlmsghdr *nlh = msg.start(RTM_NEWLINK, 0);
-    auto *ifm = msg.put_extra<ifinfomsg>();
-    ifm->ifi_family = AF_UNSPEC;
-    ifm->ifi_change = IFF_UP;
-    ifm->ifi_flags = up ? IFF_UP : 0;
-    msg.put_strz(IFLA_IFNAME, name);
-    return sock.request(nlh);
-}
-
-Status get_link(nl::Socket &sock, std::string_view name, LinkInfo &out)
-{
-    nl::Message msg(1024);
-    nlmsghdr *nlh = start_link_msg(msg, RTM_GETLINK, 0);
-    msg.put_strz(IFLA_IFNAME, name);
-    bool found = false;
-    Status parse_st;
-    Status st = sock.request(nlh, [&](const nlmsghdr *reply) {
-        if (reply->nlmsg_type != RTM_NEWLINK)
-            return;
-        parse_st = parse_link(reply, out);
-        found = parse_st.ok();
-    });
-    if (!st.ok())
-        return st;
-    if (!parse_st.ok())
-        return parse_st;
-    if (!found)
-        return Status::from_errno(ENODEV);
-    out.real_num_tx_queues = sysfs::active_queue_count(out.name, "tx");
-    out.real_num_rx_queues = sysfs::active_queue_count(out.name, "rx");
-    return {};
-}
-
-Status link_dump(nl::Socket &sock, std::vector<LinkInfo> &out)
-{
-    nl::Message msg(1024);
-    start_link_msg(msg, RTM_GETLINK, 0);
-    out.clear();
-    Status parse_st;
-    Status st = sock.dump(msg.hdr(), [&](const nlmsghdr *reply) {
-        if (reply->nlmsg_type != RTM_NEWLINK)
-            return;
-        LinkInfo info;
-        Status s = parse_link(reply, info);
-        if (s.ok())
-            out.push_back(std::move(info));
-        else
-            parse_st = s;
-    });
-    return st.ok() ? parse_st : st;
-}
-
-LinkGuard::~LinkGuard()
-{
-    if (name_.empty() || sock_ == nullptr)
-        return;
-    try {
-        delete_link(*sock_, name_);
-    } catch (...) { // NOLINT(bugprone-empty-catch): best effort cleanup in a destructor
-    }
-}
-
-LinkGuard::LinkGuard(LinkGuard &&other) noexcept : sock_(other.sock_), name_(std::move(other.name_))
-{
-    other.name_.clear();
 }
 
 std::string format_handle(std::uint32_t h)
@@ -226,6 +95,15 @@ std::optional<std::uint32_t> parse_handle(std::string_view s)
     return make_handle(*maj, *min);
 }
 
+tcmsg *start_filter_msg(nl::Message &msg, std::uint16_t type, std::uint16_t flags, int ifindex,
+                        std::uint32_t parent, std::uint16_t prio, std::uint16_t protocol,
+                        std::uint32_t handle)
+{
+    tcmsg *tcm = start_tc_msg(msg, type, flags, ifindex, parent, handle);
+    tcm->tcm_info = TC_H_MAKE(static_cast<std::uint32_t>(prio) << 16, htons(protocol));
+    return tcm;
+}
+
 nlmsghdr *build_qdisc(nl::Message &msg, std::uint16_t type, std::uint16_t flags,
                       const QdiscSpec &spec)
 {
@@ -258,16 +136,20 @@ std::vector<std::uint8_t> fq_codel_options(std::uint32_t limit)
 
 Status parse_qdisc(const nlmsghdr *nlh, QdiscInfo &out)
 {
-    if (nlh->nlmsg_type != RTM_NEWQDISC || mnl_nlmsg_get_payload_len(nlh) < sizeof(tcmsg))
+    if ((nlh->nlmsg_type != RTM_NEWQDISC && nlh->nlmsg_type != RTM_DELQDISC) ||
+        mnl_nlmsg_get_payload_len(nlh) < sizeof(tcmsg))
         return Status::from_errno(EBADMSG);
     const auto *tcm = static_cast<const tcmsg *>(mnl_nlmsg_get_payload(nlh));
     out = QdiscInfo{};
+    out.type = nlh->nlmsg_type;
     out.ifindex = tcm->tcm_ifindex;
     out.handle = tcm->tcm_handle;
     out.parent = tcm->tcm_parent;
 
     const nl::AttrTable tb = nl::parse_attrs(nlh, sizeof(tcmsg), TCA_MAX);
     out.kind = nl::attr_str(tb, TCA_KIND).value_or("");
+    if (tb[TCA_OPTIONS] != nullptr)
+        out.options = payload_bytes(tb[TCA_OPTIONS]);
     if (tb[TCA_STATS2] == nullptr)
         return {};
     out.has_stats = true;
@@ -285,11 +167,24 @@ Status parse_qdisc(const nlmsghdr *nlh, QdiscInfo &out)
         out.requeues = q->requeues;
         out.overlimits = q->overlimits;
     }
-    if (st[TCA_STATS_APP] != nullptr) {
-        const auto *p = static_cast<const std::uint8_t *>(mnl_attr_get_payload(st[TCA_STATS_APP]));
-        out.app_stats.assign(p, p + mnl_attr_get_payload_len(st[TCA_STATS_APP]));
-    }
+    if (st[TCA_STATS_APP] != nullptr)
+        out.app_stats = payload_bytes(st[TCA_STATS_APP]);
     return {};
+}
+
+std::optional<std::uint32_t> codel_limit(const QdiscInfo &q)
+{
+    const std::uint16_t key = q.kind == "codel"      ? TCA_CODEL_LIMIT
+                              : q.kind == "fq_codel" ? TCA_FQ_CODEL_LIMIT
+                                                     : 0;
+    if (key == 0 || q.options.empty())
+        return std::nullopt;
+    std::optional<std::uint32_t> limit;
+    nl::for_each_attr(q.options.data(), q.options.size(), [&](const nlattr *a) {
+        if (mnl_attr_get_type(a) == key && mnl_attr_get_payload_len(a) >= sizeof(std::uint32_t))
+            limit = mnl_attr_get_u32(a);
+    });
+    return limit;
 }
 
 std::optional<std::uint32_t> fq_codel_new_flow_count(const QdiscInfo &q)
@@ -309,6 +204,18 @@ Status qdisc_replace(nl::Socket &sock, const QdiscSpec &spec)
 {
     nl::Message msg;
     return sock.request(build_qdisc(msg, RTM_NEWQDISC, NLM_F_CREATE | NLM_F_REPLACE, spec));
+}
+
+Status qdisc_replace_echo(nl::Socket &sock, const QdiscSpec &spec, std::vector<QdiscInfo> &deleted)
+{
+    nl::Message msg;
+    nlmsghdr *nlh = build_qdisc(msg, RTM_NEWQDISC, NLM_F_CREATE | NLM_F_REPLACE | NLM_F_ECHO, spec);
+    deleted.clear();
+    return sock.request(nlh, [&](const nlmsghdr *m) {
+        QdiscInfo info;
+        if (m->nlmsg_type == RTM_DELQDISC && parse_qdisc(m, info).ok())
+            deleted.push_back(std::move(info));
+    });
 }
 
 Status qdisc_change(nl::Socket &sock, const QdiscSpec &spec)
@@ -344,6 +251,20 @@ Status qdisc_dump(nl::Socket &sock, int ifindex, std::vector<QdiscInfo> &out)
     return st.ok() ? parse_st : st;
 }
 
+Status root_qdisc(nl::Socket &sock, int ifindex, std::optional<QdiscInfo> &out)
+{
+    std::vector<QdiscInfo> qdiscs;
+    out.reset();
+    Status st = qdisc_dump(sock, ifindex, qdiscs);
+    if (!st.ok())
+        return st;
+    for (QdiscInfo &q : qdiscs) {
+        if (q.parent == TC_H_ROOT && q.has_stats)
+            out = std::move(q);
+    }
+    return {};
+}
+
 Status add_clsact(nl::Socket &sock, int ifindex)
 {
     QdiscSpec spec;
@@ -357,8 +278,8 @@ Status add_clsact(nl::Socket &sock, int ifindex)
 nlmsghdr *build_matchall(nl::Message &msg, std::uint16_t type, std::uint16_t flags,
                          const MatchallSpec &spec)
 {
-    tcmsg *tcm = start_tc_msg(msg, type, flags, spec.ifindex, spec.parent, spec.handle);
-    tcm->tcm_info = TC_H_MAKE(static_cast<std::uint32_t>(spec.prio) << 16, htons(spec.protocol));
+    start_filter_msg(msg, type, flags, spec.ifindex, spec.parent, spec.prio, spec.protocol,
+                     spec.handle);
     msg.put_strz(TCA_KIND, "matchall");
     if (type != RTM_NEWTFILTER)
         return msg.hdr();
@@ -408,6 +329,74 @@ Status filter_delete(nl::Socket &sock, const MatchallSpec &spec)
 {
     nl::Message msg;
     return sock.request(build_matchall(msg, RTM_DELTFILTER, 0, spec));
+}
+
+nlmsghdr *build_u32_match_all(nl::Message &msg, const U32MatchAllSpec &spec)
+{
+    start_filter_msg(msg, RTM_NEWTFILTER, NLM_F_CREATE | NLM_F_EXCL, spec.ifindex, spec.parent,
+                     spec.prio);
+    msg.put_strz(TCA_KIND, "u32");
+    nlattr *opts = msg.nest_start(TCA_OPTIONS);
+    std::vector<std::uint8_t> sel(sizeof(tc_u32_sel) + sizeof(tc_u32_key), 0);
+    tc_u32_sel hdr{};
+    hdr.flags = TC_U32_TERMINAL;
+    hdr.nkeys = 1;
+    std::memcpy(sel.data(), &hdr, sizeof(hdr));
+    msg.put_raw(TCA_U32_SEL, sel.data(), sel.size());
+    if (spec.classid)
+        msg.put_u32(TCA_U32_CLASSID, *spec.classid);
+    msg.nest_end(opts);
+    return msg.hdr();
+}
+
+Status filter_add(nl::Socket &sock, const U32MatchAllSpec &spec)
+{
+    nl::Message msg;
+    return sock.request(build_u32_match_all(msg, spec));
+}
+
+Status filter_delete_prio(nl::Socket &sock, int ifindex, std::uint32_t parent, std::uint16_t prio,
+                          std::string_view kind)
+{
+    nl::Message msg(1024);
+    start_filter_msg(msg, RTM_DELTFILTER, 0, ifindex, parent, prio);
+    msg.put_strz(TCA_KIND, kind);
+    return sock.request(msg.hdr());
+}
+
+Status parse_filter(const nlmsghdr *nlh, FilterInfo &out)
+{
+    if (nlh->nlmsg_type != RTM_NEWTFILTER || mnl_nlmsg_get_payload_len(nlh) < sizeof(tcmsg))
+        return Status::from_errno(EBADMSG);
+    const auto *tcm = static_cast<const tcmsg *>(mnl_nlmsg_get_payload(nlh));
+    out = FilterInfo{};
+    out.ifindex = tcm->tcm_ifindex;
+    out.parent = tcm->tcm_parent;
+    out.handle = tcm->tcm_handle;
+    out.info = tcm->tcm_info;
+    const nl::AttrTable tb = nl::parse_attrs(nlh, sizeof(tcmsg), TCA_MAX);
+    out.chain = nl::attr_u32(tb, TCA_CHAIN).value_or(0);
+    out.kind = nl::attr_str(tb, TCA_KIND);
+    return {};
+}
+
+Status filter_dump(nl::Socket &sock, int ifindex, std::uint32_t parent,
+                   std::vector<FilterInfo> &out)
+{
+    nl::Message msg(1024);
+    start_tc_msg(msg, RTM_GETTFILTER, 0, ifindex, parent, 0);
+    out.clear();
+    Status parse_st;
+    Status st = sock.dump(msg.hdr(), [&](const nlmsghdr *reply) {
+        if (reply->nlmsg_type != RTM_NEWTFILTER)
+            return;
+        FilterInfo info;
+        if (Status s = parse_filter(reply, info); s.ok())
+            out.push_back(std::move(info));
+        else
+            parse_st = s;
+    });
+    return st.ok() ? parse_st : st;
 }
 
 } // namespace netutil::rtnl
