@@ -52,6 +52,19 @@ Status replace_root(Fixture &f, const churn::Action &a, RootLedger &ledger, bool
     return st;
 }
 
+// TCA_CODEL_LIMIT / TCA_FQ_CODEL_LIMIT of the codel or fq_codel root.
+Status change_root_limit(Fixture &f, std::uint32_t limit)
+{
+    rtnl::QdiscSpec spec;
+    spec.ifindex = f.ifindex;
+    spec.parent = TC_H_ROOT;
+    spec.handle = root_handle(f.state);
+    spec.kind = std::string(churn::root_name(f.state.root));
+    spec.options = f.state.root == churn::RootKind::codel ? rtnl::codel_options(limit)
+                                                          : rtnl::fq_codel_options(limit);
+    return rtnl::qdisc_change(f.rtnl_socket(), spec);
+}
+
 } // namespace
 
 Status perform(Fixture &f, const churn::Action &a, RootLedger &ledger, bool live, std::string &note,
@@ -70,17 +83,8 @@ Status perform(Fixture &f, const churn::Action &a, RootLedger &ledger, bool live
     }
     case ActionType::replace_root:
         return replace_root(f, a, ledger, live, problem);
-    case ActionType::change_limit: {
-        rtnl::QdiscSpec spec;
-        spec.ifindex = f.ifindex;
-        spec.parent = TC_H_ROOT;
-        spec.handle = root_handle(f.state);
-        spec.kind = std::string(churn::root_name(f.state.root));
-        spec.options = f.state.root == churn::RootKind::codel
-                               ? rtnl::codel_options(a.limit.value_or(0))
-                               : rtnl::fq_codel_options(a.limit.value_or(0));
-        return rtnl::qdisc_change(f.rtnl_socket(), spec);
-    }
+    case ActionType::change_limit:
+        return change_root_limit(f, a.limit.value_or(0));
     case ActionType::add_filter:
         if (a.filter == FilterKind::u32) {
             std::optional<std::uint32_t> classid;
@@ -134,6 +138,13 @@ std::string transmit_enough(Fixture &f)
             return concat("carrier on for the tail: ", st.str());
         f.state.carrier = true;
         notes += "carrier on for the tail; ";
+    }
+    // A root with a limit of 0 drops every packet: raising it loses none.
+    if (f.state.limit0 && churn::has_limit(f.state.root)) {
+        if (Status st = change_root_limit(f, churn::kRaisedLimit); !st.ok())
+            return concat("limit ", churn::kRaisedLimit, " for the tail: ", st.str());
+        f.state.limit0 = false;
+        notes += concat("limit ", churn::kRaisedLimit, " for the tail; ");
     }
     if (std::string n = settle_link(f); !n.empty())
         notes += concat("settle: ", n, "; ");

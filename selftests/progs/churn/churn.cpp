@@ -57,9 +57,9 @@
 // Changes of these kinds are "lossy" (churn_plan.cpp, resolve()). Exact phases (the odd
 // ones) make them with the senders paused and the root qdisc empty: those phases must
 // balance exactly, take no credit for a queue snapshot, and transmit at least
-// churn::kMinExactTransmitted packets (they end up and with carrier, sending until they
-// have). The other phases make them while sending and report the packets no counter
-// holds, which may be more than zero (at most churn::kMaxUncountedPerLossyChange per lossy
+// churn::kMinExactTransmitted packets (they end up, with carrier and a root limit above 0,
+// sending until they have). The other phases make them while sending and report the packets no
+// counter holds, which may be more than zero (at most churn::kMaxUncountedPerLossyChange per lossy
 // change), never less; a phase whose lossy changes all
 // waited for the senders must balance exactly too. Also counted nowhere, and then failing
 // an exact phase: __dev_xmit_skb() drops past net.core.qdisc_max_burst (1000) packets
