@@ -20,7 +20,7 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-import report
+from ci import report
 
 # The instruments each debug kernel has (kernel/configs/<name>.config).
 INSTRUMENTS = {"debug": ("kasan", "lockdep", "kmemleak"), "kcsan": ("kcsan",)}
@@ -137,7 +137,7 @@ def instrument_cases(cfg, rw, console_log):
 
 def judge_fault_injection(run, requests=FAULT_REQUESTS):
     """(cases, problems) for fault_inject's ProgramRun (selftests_run.read_program)."""
-    import selftests_run  # noqa: PLC0415
+    from ci import selftests_run  # noqa: PLC0415
     cases, problems = [], []
     probs = selftests_run.program_problems("ktap", run.ktap, run.rc)
     cases.append(report.Case("debug.fault_inject", "exit code and plan",

@@ -1,4 +1,3 @@
-#!/usr/bin/env python3
 """The pipeline: base tree, series, per-patch checks, builds, KUnit, VMs, report.
 
   pipeline.py test   the test suite: host unit tests, pipeline self-tests,
@@ -31,16 +30,16 @@ import time
 import traceback
 from pathlib import Path
 
-from pipeline_common import (CACHE, FRAGMENTS, KERNEL_CONFIG, ROOT, WS, Stage, StageFailed,
-                             UsageError, log)
-from pipeline_bench import BenchStages
-from pipeline_boot import BootStages
-from pipeline_checks import CheckStages
-from pipeline_host import HostStages
-from pipeline_mail import MailStages
-from pipeline_submit import SubmitStages
-import report
-import series
+from ci.pipeline_common import (CACHE, FRAGMENTS, KERNEL_CONFIG, ROOT, WS, Stage, StageFailed,
+                                UsageError, log)
+from ci.pipeline_bench import BenchStages
+from ci.pipeline_boot import BootStages
+from ci.pipeline_checks import CheckStages
+from ci.pipeline_host import HostStages
+from ci.pipeline_mail import MailStages
+from ci.pipeline_submit import SubmitStages
+from ci import report
+from tools.series import series
 
 
 class Pipeline(HostStages, CheckStages, SubmitStages, MailStages, BootStages, BenchStages):

@@ -7,9 +7,9 @@ target "not met" with confidence, or one still inconclusive at the cap."""
 import argparse
 import os
 
-from pipeline_common import ROOT, BuildProgress, StageFailed, log, sh
-from pipeline_tree import TreeStages
-import report
+from ci.pipeline_common import ROOT, BuildProgress, StageFailed, log, sh
+from ci.pipeline_tree import TreeStages
+from ci import report
 
 
 def bench_cases(comparisons):
@@ -46,7 +46,7 @@ def verdict_counts(comparisons):
 
 class BenchStages(TreeStages):
     def stage_bench(self, st):
-        import bench  # noqa: PLC0415
+        from tools.bench import bench  # noqa: PLC0415
         uml = ROOT / "kernel/configs/uml-bench.config"
         kernels = {}
         tip = self.tip

@@ -5,12 +5,12 @@ negative-control kernel."""
 
 import dataclasses
 
-from pipeline_common import (ROOT, TEST_FRAGMENTS, X86_BUILD, BuildProgress, StageFailed, log,
-                             sh)
-from pipeline_tree import TreeStages
-import debug_checks
-import report
-import run as kunit_run
+from ci.pipeline_common import (ROOT, TEST_FRAGMENTS, X86_BUILD, BuildProgress, StageFailed,
+                                log, sh)
+from ci.pipeline_tree import TreeStages
+from ci import debug_checks
+from ci import report
+from kunit import run as kunit_run
 
 
 # The patched kernel with sfq's chain_head_change callback removed: a qdisc
@@ -59,7 +59,7 @@ class BootStages(TreeStages):
             raise StageFailed(st.summary + "; failed: " + ", ".join(bad))
 
     def stage_vm(self, st):
-        import selftests_run  # noqa: PLC0415
+        from ci import selftests_run  # noqa: PLC0415
         outcome = selftests_run.run_matrix(
             {"base": self.ws / "base" / X86_BUILD, "patched": self.ws / "series" / X86_BUILD},
             self.results / "vm", tree=self.series_tree, log=log)
@@ -79,7 +79,7 @@ class BootStages(TreeStages):
         enqueue sfq's packets once it has a filter. Built incrementally in the
         patched kernel's build directory (one module changes), which is
         rebuilt from the clean tree afterwards."""
-        import selftests_run  # noqa: PLC0415
+        from ci import selftests_run  # noqa: PLC0415
         tree, out = self.series_tree, self.ws / "series" / X86_BUILD
         self.checkout(tree, self.tip)
         code, msg = sh(["git", "-C", str(tree), "apply", str(NO_CALLBACK_PATCH)], check=False)
@@ -103,7 +103,7 @@ class BootStages(TreeStages):
         (debug_checks.check_instruments). The debug kernel first
         runs fault_inject (selftests/fault-inject.sh): each request of
         debug_checks.FAULT_REQUESTS must pass."""
-        import selftests_run  # noqa: PLC0415
+        from ci import selftests_run  # noqa: PLC0415
         progs = [(p, k) for p, k in selftests_run.programs() if k != "tdc"]
         self.checkout(self.series_tree, self.tip)
         summaries, ok, details = [], True, []

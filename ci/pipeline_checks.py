@@ -10,11 +10,11 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from pipeline_common import CACHE, ROOT, TEST_FRAGMENTS, X86_BUILD, StageFailed, log, sh
-from pipeline_tree import TreeStages
-import checks
-import report
-import series
+from ci.pipeline_common import CACHE, ROOT, TEST_FRAGMENTS, X86_BUILD, StageFailed, log, sh
+from ci.pipeline_tree import TreeStages
+from tools.series import checks
+from ci import report
+from tools.series import series
 
 CONTROLS = ROOT / "ci/negative-controls"
 NO_WERROR = ROOT / "kernel/configs/no-werror.config"

@@ -9,18 +9,11 @@ together and runs them.
 import os
 import re
 import subprocess
-import sys
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-# The project's Python modules, importable from the stages and from the
-# pipeline's own tests (host-tests passes the same list as PYTHONPATH).
-PYTHONPATH = [str(ROOT / "tools/series"), str(ROOT / "ci"), str(ROOT / "kunit"),
-              str(ROOT / "tools/bench")]
-sys.path[:0] = PYTHONPATH
-
 CACHE = Path(os.environ.get("PROJECT_CACHE",
                             Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache"))
                             / "mqbypass"))

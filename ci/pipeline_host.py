@@ -12,8 +12,8 @@ import xml.etree.ElementTree as ET
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
-from pipeline_common import CACHE, PYTHONPATH, ROOT, StageFailed, StageSet, sh
-import report
+from ci.pipeline_common import CACHE, ROOT, StageFailed, StageSet, sh
+from ci import report
 
 BUILD = ROOT / "build/cxx"
 
@@ -147,11 +147,9 @@ class HostStages(StageSet):
             st.cases.append(report.Case("host", "ctest", "fail",
                                         f"no test results in {junit}: {out[-500:]}"))
             ctest_text = "ctest: no results"
-        tests = str(ROOT / "ci/tests")
-        pcode, pout = sh([sys.executable, "-m", "unittest", "discover", "-s", tests, "-t", tests,
-                          "-v"],
-                         self.logfile("host-tests"), check=False,
-                         env={"PYTHONPATH": os.pathsep.join(PYTHONPATH)})
+        # From the top: the tests import ci, common, kunit and tools as packages.
+        pcode, pout = sh([sys.executable, "-m", "unittest", "discover", "-s", "ci/tests",
+                          "-t", ".", "-v"], self.logfile("host-tests"), cwd=ROOT, check=False)
         pm = re.search(r"Ran (\d+) tests?", pout)
         for line in pout.splitlines():
             mm = re.match(r"^(test\w+) \(([\w.]+)\).*\.\.\. (ok|FAIL|ERROR|skipped.*)$", line)

@@ -6,13 +6,13 @@ archive with the workspace's tree, a Reviewed-by: reply collected with
 series with its per-patch checks, and the bad input the bot must name
 (results/mailing-list/mail.md)."""
 
-from pipeline_common import BRANCH_PREFIX, WS, StageFailed, log
-from pipeline_submit import FALLBACK_SENDER
-from pipeline_tree import TreeStages
-import mailflow
-import mlist
-import report
-import series
+from ci.pipeline_common import BRANCH_PREFIX, WS, StageFailed, log
+from ci.pipeline_submit import FALLBACK_SENDER
+from ci.pipeline_tree import TreeStages
+from tools.series import mailflow
+from tools.series import mlist
+from ci import report
+from tools.series import series
 
 
 class MailStages(TreeStages):

@@ -10,11 +10,11 @@ each prerequisite as merged, so a blocked series goes through b4 as it will
 be posted (on the base with its prerequisite merged, no prerequisite ids),
 and reports the real order: what can be posted now, what waits for what."""
 
-from pipeline_common import BRANCH_PREFIX, StageFailed, log
-from pipeline_tree import TreeStages
-import b4flow
-import report
-import series
+from ci.pipeline_common import BRANCH_PREFIX, StageFailed, log
+from ci.pipeline_tree import TreeStages
+from tools.series import b4flow
+from ci import report
+from tools.series import series
 
 # The dry run needs a sender other than the role identity; a machine without
 # a git identity sends (to nowhere) as this one.

@@ -9,10 +9,10 @@ import shutil
 import subprocess
 from pathlib import Path
 
-from pipeline_common import (BRANCH_PREFIX, CACHE, FRAGMENTS, ROOT, X86_BUILD, BuildProgress,
-                             StageFailed, StageSet, log, sh)
-import report
-import series
+from ci.pipeline_common import (BRANCH_PREFIX, CACHE, FRAGMENTS, ROOT, X86_BUILD, BuildProgress,
+                                StageFailed, StageSet, log, sh)
+from ci import report
+from tools.series import series
 
 
 class TreeStages(StageSet):

@@ -25,7 +25,7 @@ the tree is given (see parse_results()).
 """
 
 import errno
-import importlib
+import importlib.util
 import inspect
 import io
 import json
@@ -36,8 +36,8 @@ import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 
-import report
-import vm
+from ci import report
+from ci import vm
 
 ROOT = Path(__file__).resolve().parents[1]
 # Colour codes, which lib/py's ktap_result() adds on a terminal.
@@ -182,19 +182,30 @@ def _kunit_modules(tree):
         return None
     key = str(kdir.resolve())
     if key not in _KUNIT:
-        sys.path.insert(0, key)
+        # kunit_parser imports kunit_printer by name: both are this tree's,
+        # in sys.modules while they load and taken out after (another tree's
+        # may be loaded next), what stood there before put back.
+        names = ("kunit_printer", "kunit_parser")
+        saved = {n: sys.modules.pop(n) for n in names if n in sys.modules}
         try:
-            # kunit_parser imports kunit_printer by name: both from this tree.
-            for name in ("kunit_printer", "kunit_parser"):
-                mod = sys.modules.get(name)
-                if mod is not None and Path(mod.__file__).resolve().parent != Path(key):
-                    del sys.modules[name]
-            modules = (importlib.import_module("kunit_parser"),
-                       importlib.import_module("kunit_printer"))
-            _KUNIT[key] = modules if kunit_api_fits(modules) else None
+            printer = _load_file("kunit_printer", kdir / "kunit_printer.py")
+            parser = _load_file("kunit_parser", kdir / "kunit_parser.py")
         finally:
-            sys.path.remove(key)
+            for n in names:
+                sys.modules.pop(n, None)
+            sys.modules.update(saved)
+        modules = (parser, printer)
+        _KUNIT[key] = modules if kunit_api_fits(modules) else None
     return _KUNIT[key]
+
+
+def _load_file(name, path):
+    """The module of the Python file path, loaded under name into sys.modules."""
+    spec = importlib.util.spec_from_file_location(name, path)
+    mod = importlib.util.module_from_spec(spec)
+    sys.modules[name] = mod
+    spec.loader.exec_module(mod)
+    return mod
 
 
 def parse_kunit(lines, modules):

@@ -1,4 +1,3 @@
-#!/usr/bin/env python3
 """Boot a kernel build under virtme-ng (TCG) and run one command in it.
 
 The guest sees the host root filesystem read-only and one read/write
@@ -9,7 +8,6 @@ log shows a kernel splat, whatever the command returned.
 
 import argparse
 import os
-import re
 import shlex
 import signal
 import subprocess
@@ -19,12 +17,8 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-SPLAT_RE = re.compile(
-    r"(WARNING: CPU: \d+|WARNING: .* at |BUG: |KASAN: |UBSAN: |"
-    r"WARNING: possible (circular|recursive) locking|"
-    r"WARNING: suspicious RCU usage|INFO: possible irq lock inversion|"
-    r"inconsistent lock state|Kernel panic|Oops: |unreferenced object 0x|"
-    r"general protection fault|Call Trace:)")
+from common.splats import find_splats
+
 VNG = os.environ.get("VNG", "vng")
 
 
@@ -50,10 +44,6 @@ class VmResult:
         if self.exit_code != 0:
             return f"command exited {self.exit_code}"
         return "ok"
-
-
-def find_splats(text):
-    return [ln.strip() for ln in text.splitlines() if SPLAT_RE.search(ln)]
 
 
 def run_vm(kernel_dir, command, rwdir, timeout=600, cpus=2, memory="1G", log_path=None,

@@ -1,10 +1,9 @@
-#!/usr/bin/env python3
 """Run the project's KUnit suites in UML through the tree's kunit.py.
 
 Results are read from kunit.py's JSON and counted per case; the run fails
 on any failed case, on a crash or timeout, when no case ran at all, or when
 a suite the series adds (SERIES_SUITES) did not run. It also fails on a
-kernel report (KASAN, lockdep, WARNING, BUG, UBSAN: ci/vm.py's patterns)
+kernel report (KASAN, lockdep, WARNING, BUG, UBSAN: common/splats.py)
 anywhere in the kernel's whole log, the build directory's test.log:
 kunit.py's own output shows a case's log only when the case fails, so a
 passing case that warns would go unseen there
@@ -22,8 +21,7 @@ import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "ci"))
-import vm  # noqa: E402  (ci/vm.py: the kernel report patterns)
+from common.splats import find_splats
 
 HERE = Path(__file__).resolve().parent
 NET_CONFIG = HERE / "net.kunitconfig"
@@ -106,7 +104,7 @@ def run(tree, build_dir, configs=None, log_path=None, json_path=None, timeout=60
     """required: suites that must run; by default SERIES_SUITES with the
     default configs, none with others. kconfig_add: options on top of the
     configs (kunit.py --kconfig_add), e.g. DEBUG_KCONFIG. A kernel report in
-    the kernel's whole log (test.log; ci/vm.py's splat patterns: KASAN,
+    the kernel's whole log (test.log; common/splats.py: KASAN,
     lockdep, WARNING, BUG, UBSAN) fails the run whatever the cases say."""
     if required is None:
         required = () if configs else SERIES_SUITES
@@ -144,7 +142,7 @@ def result(lines, exit_code, json_path, test_log, log_path="", required=()):
     test_log = Path(test_log)
     kernel_log = test_log.read_text(errors="replace") if test_log.is_file() else ""
     # The whole kernel log, and kunit.py's output for what it adds (a crash).
-    splats = list(dict.fromkeys(vm.find_splats(kernel_log) + vm.find_splats("\n".join(lines))))
+    splats = list(dict.fromkeys(find_splats(kernel_log) + find_splats("\n".join(lines))))
     res = KunitResult(exit_code=exit_code, log_path=str(log_path or ""), required=tuple(required),
                       splats=splats, kernel_log=str(test_log) if kernel_log else "")
     if Path(json_path).is_file():

@@ -7,8 +7,8 @@ import unittest
 from collections import Counter
 from pathlib import Path
 
-import checks
-import series
+from tools.series import checks
+from tools.series import series
 
 ENV = {"GIT_AUTHOR_NAME": "A U", "GIT_AUTHOR_EMAIL": "a@example.invalid",
        "GIT_COMMITTER_NAME": "A U", "GIT_COMMITTER_EMAIL": "a@example.invalid"}
@@ -518,7 +518,7 @@ class XmitDisasmTest(unittest.TestCase):
 
 class KunitJsonTest(unittest.TestCase):
     def test_walk_counts_exactly(self):
-        import run as kunit_run
+        from kunit import run as kunit_run
         data = {"name": "KUnit Test Group", "test_cases": [], "sub_groups": [
             {"name": "netdev_addr_list", "test_cases": [{"name": "a", "status": "PASS"},
                                                         {"name": "b", "status": "FAIL"}],
@@ -534,7 +534,7 @@ class KunitJsonTest(unittest.TestCase):
 
     def test_required_suite_must_run(self):
         # The mechanism behind SERIES_SUITES, for a series that adds a suite.
-        import run as kunit_run
+        from kunit import run as kunit_run
         other = [("netdev_addr_list", "a", "PASS")]
         res = kunit_run.KunitResult(cases=other, required=("dummy_example",),
                                     kernel_log="build/test.log")
@@ -548,7 +548,7 @@ class KunitJsonTest(unittest.TestCase):
     def test_series_without_a_suite(self):
         # The series adds no KUnit suite: the net suites run alone, and a run
         # passes when they do (a run with no case at all still fails).
-        import run as kunit_run
+        from kunit import run as kunit_run
         self.assertEqual(kunit_run.SERIES_SUITES, ())
         self.assertEqual(kunit_run.default_configs(), [kunit_run.NET_CONFIG])
         res = kunit_run.KunitResult(cases=[("netdev_addr_list", "a", "PASS")],
@@ -582,7 +582,7 @@ class KunitJsonTest(unittest.TestCase):
         return calls, mock.patch.object(kunit_run.subprocess, "Popen", Proc)
 
     def test_run_with_the_default_configs(self):
-        import run as kunit_run
+        from kunit import run as kunit_run
         from unittest import mock
         with tempfile.TemporaryDirectory() as tmp:
             # Today: net.kunitconfig alone, nothing required.
@@ -619,13 +619,13 @@ class KunitJsonTest(unittest.TestCase):
 
     def test_kernel_report_fails_a_passing_run(self):
         # KASAN or lockdep may report while every case passes: the run fails.
-        import run as kunit_run
-        import vm
+        from kunit import run as kunit_run
+        from common import splats
         log = ("[09:01:02]     ok 1 netdev_addr_list_test\n"
                "BUG: KASAN: slab-out-of-bounds in dummy_get_stats64+0x1c/0x40\n"
                "WARNING: possible circular locking dependency detected\n")
         res = kunit_run.KunitResult(cases=[("netdev_addr_list", "a", "PASS")],
-                                    splats=vm.find_splats(log))
+                                    splats=splats.find_splats(log))
         self.assertEqual(len(res.splats), 2)
         self.assertFalse(res.ok)
         self.assertIn("2 kernel report line(s): BUG: KASAN", res.summary())
@@ -635,7 +635,7 @@ class KunitJsonTest(unittest.TestCase):
     def test_series_kunitconfig_and_suites_agree(self):
         # series.kunitconfig sets an option exactly when run.py names a suite
         # the series adds; the suites dropped from the series are gone from it.
-        import run as kunit_run
+        from kunit import run as kunit_run
         options = kunit_run.kconfig_options(kunit_run.SERIES_CONFIG)
         self.assertEqual(bool(options), bool(kunit_run.SERIES_SUITES), options)
         text = kunit_run.SERIES_CONFIG.read_text()
@@ -644,7 +644,7 @@ class KunitJsonTest(unittest.TestCase):
         self.assertEqual(kunit_run.kconfig_options(kunit_run.NET_CONFIG)[0], "CONFIG_KUNIT=y")
 
     def test_kconfig_options(self):
-        import run as kunit_run
+        from kunit import run as kunit_run
         with tempfile.TemporaryDirectory() as tmp:
             path = Path(tmp) / "x.kunitconfig"
             path.write_text("# comment naming CONFIG_FOO=y\n\nCONFIG_A=y\n"
@@ -680,7 +680,7 @@ class KunitWholeLogTest(unittest.TestCase):
 
     def result(self, test_log):
         import json
-        import run as kunit_run
+        from kunit import run as kunit_run
         with tempfile.TemporaryDirectory() as tmp:
             js = Path(tmp) / "kunit.json"
             js.write_text(json.dumps(self.JSON))
@@ -691,8 +691,8 @@ class KunitWholeLogTest(unittest.TestCase):
 
     def test_kunit_output_alone_shows_no_report(self):
         # What run() scanned before: kunit.py's output, which passes.
-        import vm
-        self.assertEqual(vm.find_splats("\n".join(self.STDOUT)), [])
+        from common import splats
+        self.assertEqual(splats.find_splats("\n".join(self.STDOUT)), [])
 
     def test_a_warning_in_a_passing_case_fails_the_run(self):
         res = self.result(self.TEST_LOG)

@@ -6,8 +6,8 @@ disabled, or whose KCSAN never ran its self-test shows none."""
 
 import unittest
 
-import debug_checks
-import selftests_run
+from ci import debug_checks
+from ci import selftests_run
 
 # Console lines of a good debug boot (the real ones, from results/vm-debug).
 DEBUG_CONSOLE = """\

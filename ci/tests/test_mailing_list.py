@@ -15,13 +15,13 @@ from email.message import EmailMessage
 from pathlib import Path
 from unittest import mock
 
-import b4flow
-import checks
-import listbot
-import mailflow
-import mlist
-import pipeline
-import pipeline_mail
+from tools.series import b4flow
+from tools.series import checks
+from tools.series import listbot
+from tools.series import mailflow
+from tools.series import mlist
+from ci import pipeline
+from ci import pipeline_mail
 
 HAVE_LIST = bool(shutil.which("public-inbox-init")) and Path("/usr/bin/python3").exists()
 

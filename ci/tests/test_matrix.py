@@ -21,16 +21,15 @@ per program and kernel:
 import json
 import os
 import shutil
-import sys
 import tempfile
 import unittest
 from pathlib import Path
 from unittest import mock
 
+from ci import selftests_run
+from ci import vm
+
 ROOT = Path(__file__).resolve().parents[2]
-sys.path.insert(0, str(ROOT / "ci"))
-import selftests_run  # noqa: E402
-import vm  # noqa: E402
 
 DATA = Path(__file__).resolve().parent / "data/matrix"
 LABELS = ["base", "patched"]

@@ -9,8 +9,8 @@ import unittest
 from pathlib import Path
 from unittest import mock
 
-import pipeline
-import pipeline_submit
+from ci import pipeline
+from ci import pipeline_submit
 
 
 class Fake(pipeline.Pipeline):

@@ -10,12 +10,12 @@ import unittest
 from pathlib import Path
 from unittest import mock
 
-import debug_checks
-import pipeline
-import pipeline_boot
-import report
-import selftests_run
-import test_debug_checks
+from ci import debug_checks
+from ci import pipeline
+from ci import pipeline_boot
+from ci import report
+from ci import selftests_run
+from ci.tests import test_debug_checks
 
 
 # What a good run leaves: the console lines of each kernel's instruments, the

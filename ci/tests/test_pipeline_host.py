@@ -9,8 +9,8 @@ import unittest
 from pathlib import Path
 from unittest import mock
 
-import pipeline
-import pipeline_host
+from ci import pipeline
+from ci import pipeline_host
 
 # As ctest 3.25 writes it (--output-junit).
 CTEST_JUNIT = """<?xml version="1.0" encoding="UTF-8"?>

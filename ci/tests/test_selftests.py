@@ -3,14 +3,13 @@ tree's Python kselftests print it is read case by case."""
 
 import errno
 import re
-import sys
 import unittest
 from pathlib import Path
 
+from ci import pipeline_boot
+from ci import selftests_run
+
 ROOT = Path(__file__).resolve().parents[2]
-sys.path.insert(0, str(ROOT / "ci"))
-import pipeline_boot  # noqa: E402
-import selftests_run  # noqa: E402
 
 STATES = set(selftests_run.EXPECTED)  # "skip" is not one
 

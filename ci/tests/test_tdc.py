@@ -6,13 +6,12 @@ cases skipped).
 Each crafted run below is one the old peer rule ("what passes on base
 passes on patched") accepted."""
 
-import sys
 import unittest
 from pathlib import Path
 
+from ci import selftests_run
+
 ROOT = Path(__file__).resolve().parents[2]
-sys.path.insert(0, str(ROOT / "ci"))
-import selftests_run  # noqa: E402
 
 LABELS = ["base", "patched"]
 PROGS = [("tc-testing", "tdc")]

@@ -16,10 +16,10 @@ import subprocess
 import time
 from pathlib import Path
 
-from bench_config import KERNELS, scenarios_for
-from bench_pinning import Pinner
-from bench_sinks import read_records
-from bench_stats import pps
+from tools.bench.bench_config import KERNELS, scenarios_for
+from tools.bench.bench_pinning import Pinner
+from tools.bench.bench_sinks import read_records
+from tools.bench.bench_stats import pps
 
 ROOT = Path(__file__).resolve().parents[2]
 GUEST = ROOT / "tools/bench/uml-guest.sh"

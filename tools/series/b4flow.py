@@ -1,4 +1,3 @@
-#!/usr/bin/env python3
 """Submit the series with b4: prep branches, checks, mails, trailers, new versions.
 
 For every workspace series (<prefix><tree>/<topic>, made by series.py apply)
@@ -51,8 +50,8 @@ from dataclasses import asdict, dataclass, field
 from email.message import EmailMessage
 from pathlib import Path
 
-import checks
-import series
+from tools.series import checks
+from tools.series import series
 
 CACHE = Path(os.environ.get("PROJECT_CACHE",
                             Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache"))

@@ -1,4 +1,3 @@
-#!/usr/bin/env python3
 """Per-patch and per-series checks, under the names netdev CI (NIPA) shows
 in patchwork.
 

@@ -1,4 +1,3 @@
-#!/usr/bin/env python3
 """A bot on the list archive: each new series checked per patch, the results
 posted as a reply to its cover letter, the way netdev's CI reports.
 
@@ -33,7 +32,7 @@ from dataclasses import dataclass, field
 from email.message import EmailMessage
 from pathlib import Path
 
-import checks
+from tools.series import checks
 
 BOT = ("mqbypass bot", "bot@mqbypass.invalid")
 PATCH_RE = re.compile(r"^\s*\[(?P<prefix>[^\]]*\bPATCH\b[^\]]*)\]\s*(?P<title>.*)$", re.I)

@@ -1,4 +1,3 @@
-#!/usr/bin/env python3
 """The mailing-list loop on loopback: b4 send, the archive, b4 shazam, trailers, v2, a bot.
 
 With the list of mlist.py up (SMTP on 127.0.0.1 into a public-inbox archive,
@@ -45,11 +44,11 @@ from dataclasses import dataclass, field
 from email.message import EmailMessage
 from pathlib import Path
 
-import b4flow
-import checks
-import listbot
-import mlist
-import series
+from tools.series import b4flow
+from tools.series import checks
+from tools.series import listbot
+from tools.series import mlist
+from tools.series import series
 
 LIST_ADDRESS = "netdev@mqbypass.invalid"
 TESTER = ("List Tester", "tester@mqbypass.invalid")

@@ -1,4 +1,3 @@
-#!/usr/bin/env python3
 """Apply the patch series to a kernel tree and export it back to patches/.
 
 Each series (one topic for one tree) lives in patches/<tree>/<topic>/ as
