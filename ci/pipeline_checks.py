@@ -10,6 +10,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from common.git import git
 from ci.pipeline_common import CACHE, ROOT, TEST_FRAGMENTS, X86_BUILD, StageFailed, log, sh
 from ci.pipeline_tree import TreeStages
 from tools.series import checks
@@ -212,8 +213,7 @@ class CheckStages(TreeStages):
     def check_commits(self, tree, commits, ctx):
         reports = []
         for i, (ser, patch, sha) in enumerate(commits, 1):
-            subject = subprocess.check_output(["git", "-C", str(tree), "log", "-1", "--format=%s",
-                                               sha], text=True).strip()
+            subject = git(tree, "log", "-1", "--format=%s", sha)
             log(f"  [{i}/{len(commits)}] {ser.name}: {subject}")
             r = checks.PatchReport(i, ser.name, sha, subject)
             res = r.results
@@ -267,10 +267,9 @@ class CheckStages(TreeStages):
                                  str(CONTROLS / name)], text=True, capture_output=True,
                                 env=env)
             if am.returncode:
-                subprocess.run(["git", "-C", str(tree), "am", "--abort"], check=False)
+                git(tree, "am", "--abort", check=False)
                 raise StageFailed(f"negative control {name} does not apply: {am.stderr[:500]}")
-            sha = subprocess.check_output(["git", "-C", str(tree), "rev-parse", "HEAD"],
-                                          text=True).strip()
+            sha = git(tree, "rev-parse", "HEAD")
             log(f"  negative control {name}")
             ctx.recipients[sha] = CONTROL_RECIPIENTS
             ser = series.Series("net-next", f"negative-control/{name}", Path("."), 1)

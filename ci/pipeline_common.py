@@ -8,15 +8,15 @@ together and runs them.
 
 import os
 import re
-import subprocess
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from common.cache import cache_dir
+from common.proc import run_tee
+
 ROOT = Path(__file__).resolve().parents[1]
-CACHE = Path(os.environ.get("PROJECT_CACHE",
-                            Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache"))
-                            / "mqbypass"))
+CACHE = cache_dir()
 WS = CACHE / "ws"
 # The test kernel's fragments; FRAGMENTS adds KERNEL_CONFIG's to them.
 TEST_FRAGMENTS = (ROOT / "kernel/configs/vng.config", ROOT / "kernel/configs/net-tests.config")
@@ -56,20 +56,8 @@ def log(msg=""):
 def sh(cmd, log_path=None, cwd=None, env=None, check=True, progress=None):
     """Run a command, output to log_path; optional progress(line) callback."""
     env = {**os.environ, "PROJECT_CACHE": str(CACHE), **(env or {})}
-    out = open(log_path, "a") if log_path else None
-    lines = []
-    with subprocess.Popen(cmd, cwd=cwd, env=env, text=True, errors="replace",
-                          stdout=subprocess.PIPE, stderr=subprocess.STDOUT) as proc:
-        for line in proc.stdout:
-            lines.append(line)
-            if out:
-                out.write(line)
-            if progress:
-                progress(line.rstrip("\n"))
-        code = proc.wait()
-    if out:
-        out.close()
-    text = "".join(lines)
+    done = run_tee(cmd, cwd=cwd, env=env, log_path=log_path, append=True, echo=progress)
+    code, text = done.code, done.text
     if check and code:
         tail = "\n".join(text.strip().splitlines()[-15:])
         raise StageFailed(f"{' '.join(map(str, cmd))} exited {code}\n{tail}")

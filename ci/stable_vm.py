@@ -16,6 +16,7 @@ import sys
 from pathlib import Path
 
 from ci import selftests_run
+from common.cache import cache_dir
 from ci.pipeline_common import ROOT, TEST_FRAGMENTS
 from tools.series import series, stable
 from tools.series.stable import StableError
@@ -59,7 +60,7 @@ def main(argv=None):
                     help="per tree: build logs, KTAP and consoles (default %(default)s)")
     args = ap.parse_args(argv)
     try:
-        ws, failed = stable.cache_dir() / "ws", []
+        ws, failed = cache_dir() / "ws", []
         for t in [stable.tree(v, args.pins) for v in args.versions]:
             print(f"stable {t.version}: {t.env['BASE_PACKAGE']} {t.env['BASE_VERSION']}")
             info = stable.fetch_import(t)

@@ -9,14 +9,13 @@ log shows a kernel splat, whatever the command returned.
 import argparse
 import os
 import shlex
-import signal
 import subprocess
 import sys
-import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from common.proc import run_tee
 from common.splats import find_splats
 
 VNG = os.environ.get("VNG", "vng")
@@ -64,34 +63,10 @@ def run_vm(kernel_dir, command, rwdir, timeout=600, cpus=2, memory="1G", log_pat
            "--cpus", str(cpus), "--memory", memory, "--verbose",
            "--rwdir", str(rwdir), "--exec", wrapped]
     start = time.monotonic()
-    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                            stdin=subprocess.DEVNULL, text=True, errors="replace",
-                            start_new_session=True)
-    lines = []
-
-    def reader():
-        for ln in proc.stdout:
-            lines.append(ln.rstrip("\n"))
-            if echo:
-                echo(ln.rstrip("\n"))
-
-    thread = threading.Thread(target=reader, daemon=True)
-    thread.start()
-    timed_out = False
-    try:
-        proc.wait(timeout=timeout)
-    except subprocess.TimeoutExpired:
-        timed_out = True
-    finally:
-        if proc.poll() is None:
-            os.killpg(proc.pid, signal.SIGKILL)
-            proc.wait()
-        thread.join(timeout=5)
-        proc.stdout.close()
-    text = "\n".join(lines)
-    if log_path:
-        Path(log_path).write_text(text + "\n")
-    exit_code = None if timed_out else proc.returncode
+    done = run_tee(cmd, log_path=log_path, echo=echo, timeout=timeout, stdin=subprocess.DEVNULL)
+    timed_out = done.timed_out
+    text = "\n".join(done.lines)
+    exit_code = done.code
     if not timed_out:
         try:
             exit_code = int(status_file.read_text().strip())

@@ -16,11 +16,12 @@ import argparse
 import json
 import os
 import re
-import subprocess
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from common.cache import cache_dir
+from common.proc import run_tee
 from common.splats import find_splats
 
 HERE = Path(__file__).resolve().parent
@@ -122,18 +123,9 @@ def run(tree, build_dir, configs=None, log_path=None, json_path=None, timeout=60
     cmd += [f"--kunitconfig={c}" for c in configs]
     cmd += [f"--kconfig_add={o}" for o in kconfig_add]
     env = dict(os.environ)
-    env.setdefault("CCACHE_DIR", str(Path(env.get("PROJECT_CACHE", "/tmp")) / "ccache"))
-    proc = subprocess.Popen(cmd, cwd=tree, env=env, text=True, errors="replace",
-                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
-    lines = []
-    for line in proc.stdout:
-        lines.append(line.rstrip("\n"))
-        if echo:
-            echo(line.rstrip("\n"))
-    code = proc.wait()
-    if log_path:
-        Path(log_path).write_text("\n".join(lines) + "\n")
-    return result(lines, code, json_path, build_dir / TEST_LOG, log_path, required)
+    env.setdefault("CCACHE_DIR", str(cache_dir() / "ccache"))
+    done = run_tee(cmd, cwd=tree, env=env, log_path=log_path, echo=echo)
+    return result(done.lines, done.code, json_path, build_dir / TEST_LOG, log_path, required)
 
 
 def result(lines, exit_code, json_path, test_log, log_path="", required=()):

@@ -562,24 +562,21 @@ class KunitJsonTest(unittest.TestCase):
         writes naming suites."""
         import json
         from unittest import mock
+        from common.proc import Finished
         calls = []
         data = {"name": "KUnit Test Group", "test_cases": [], "sub_groups": [
             {"name": s, "test_cases": [{"name": "a", "status": "PASS"}], "sub_groups": []}
             for s in suites]}
 
-        class Proc:
-            def __init__(self, cmd, **_):
-                calls.append(cmd)
-                json_path = next(a for a in cmd if a.startswith("--json="))[len("--json="):]
-                Path(json_path).write_text(json.dumps(data))
-                build = next(a for a in cmd if a.startswith("--build_dir="))[len("--build_dir="):]
-                (Path(build) / "test.log").write_text("KTAP version 1\n")
-                self.stdout = iter(["[00:00:00] fake kunit.py\n"])
+        def run_tee(cmd, **_):
+            calls.append(cmd)
+            json_path = next(a for a in cmd if a.startswith("--json="))[len("--json="):]
+            Path(json_path).write_text(json.dumps(data))
+            build = next(a for a in cmd if a.startswith("--build_dir="))[len("--build_dir="):]
+            (Path(build) / "test.log").write_text("KTAP version 1\n")
+            return Finished(0, raw=["[00:00:00] fake kunit.py\n"])
 
-            def wait(self):
-                return 0
-
-        return calls, mock.patch.object(kunit_run.subprocess, "Popen", Proc)
+        return calls, mock.patch.object(kunit_run, "run_tee", run_tee)
 
     def test_run_with_the_default_configs(self):
         from kunit import run as kunit_run

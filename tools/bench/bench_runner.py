@@ -16,6 +16,7 @@ import subprocess
 import time
 from pathlib import Path
 
+from common.git import GitError, git
 from tools.bench.bench_config import KERNELS, scenarios_for
 from tools.bench.bench_pinning import Pinner
 from tools.bench.bench_sinks import read_records
@@ -148,14 +149,17 @@ def source_stamp(root=Path(__file__).resolve().parents[2]):
     """The project commit the results come from, whether the work tree
     differed from it, and a digest of patches/ (what the patched kernel
     was built from): results older than the code they describe show."""
-    def git(*a):
-        res = subprocess.run(["git", "-C", str(root), *a], text=True, capture_output=True)
-        return res.stdout.strip() if res.returncode == 0 else ""
+    def git_or_empty(*args):
+        try:
+            return git(root, *args)
+        except GitError:
+            return ""
     digest = hashlib.sha256()
     for f in sorted((root / "patches").rglob("*.patch")):
         digest.update(f.relative_to(root).as_posix().encode() + b"\0" + f.read_bytes())
-    return {"commit": git("rev-parse", "HEAD") or "unknown",
-            "dirty": bool(git("status", "--porcelain", "--", "patches", "tools", "kernel")),
+    return {"commit": git_or_empty("rev-parse", "HEAD") or "unknown",
+            "dirty": bool(git_or_empty("status", "--porcelain", "--", "patches", "tools",
+                                       "kernel")),
             "patches_sha256": digest.hexdigest()}
 
 

@@ -50,12 +50,10 @@ from dataclasses import asdict, dataclass, field
 from email.message import EmailMessage
 from pathlib import Path
 
+from common.cache import cache_dir
 from tools.series import checks
 from tools.series import series
 
-CACHE = Path(os.environ.get("PROJECT_CACHE",
-                            Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache"))
-                            / "mqbypass"))
 MAGIC = "--- b4-submit-tracking ---"  # b4's marker in its cover commit
 ANSI_RE = re.compile(r"\x1b\[[0-9;]*m")
 REVIEWER = ("Trailer Test", "trailer-test@mqbypass.invalid")
@@ -501,7 +499,7 @@ def run_all(tree, base_rev, out_dir, log=print, *, prefix="ci/", conf=None, iden
             identity = series.submitter_identity(tree)
         except series.SeriesError as err:
             raise FlowError("*", "identity", str(err)) from None
-    flow = Flow(tree, base_rev, out_dir, work or CACHE / "ws/b4", identity, conf, prefix, log,
+    flow = Flow(tree, base_rev, out_dir, work or cache_dir() / "ws/b4", identity, conf, prefix, log,
                 check_cmd, to_cmd, cc_cmd, merged)
     shutil.rmtree(out_dir, ignore_errors=True)
     out_dir.mkdir(parents=True)

@@ -27,6 +27,8 @@ import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from common.git import git as common_git
+
 ROOT = Path(__file__).resolve().parents[2]
 PATCHES = ROOT / "patches"
 # Trees in apply order.
@@ -60,12 +62,8 @@ def role_env(conf, date=None):
 
 
 def git(tree, *args, env=None, check=True, capture=True):
-    res = subprocess.run(["git", "-C", str(tree), *args], env=env, text=True,
-                         stdout=subprocess.PIPE if capture else None,
-                         stderr=subprocess.STDOUT if capture else None)
-    if check and res.returncode:
-        raise SeriesError(f"git {' '.join(args)} failed in {tree}:\n{res.stdout}")
-    return res.stdout.strip() if capture else ""
+    """common.git.git, a failure raised as a SeriesError."""
+    return common_git(tree, *args, env=env, check=check, capture=capture, error=SeriesError)
 
 
 @dataclass

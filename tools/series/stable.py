@@ -27,6 +27,7 @@ import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from common.cache import cache_dir
 from tools.series import series
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -327,11 +328,6 @@ def vm_plan(version, plan=SELFTESTS / "stable.json", programs=SELFTESTS / "progr
 
 
 # ---- command line ----------------------------------------------------------
-
-def cache_dir():
-    return Path(os.environ.get("PROJECT_CACHE", Path(os.environ.get(
-        "XDG_CACHE_HOME", Path.home() / ".cache")) / "mqbypass"))
-
 
 def fixes_line(p):
     fixes = FIXES_RE.findall(message(p))
