@@ -7,7 +7,7 @@ well as a test failing on the patched one. Besides:
 
 - an expected "fail" names what must be seen (``shows``: an errno name, an
   extack text or a counter value) in that case's diagnostics, the KTAP "#"
-  lines before its result line (for an exit-code program, its output); a
+  lines before its result line; a
   failure that does not show them "failed for another reason";
 - a program's KTAP plan and exit code count: a crash or an exit code its
   results do not imply, a missing plan or one that differs from the results,
@@ -37,6 +37,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ci import report
+from common.programs import PROGRAMS_TXT, read_programs
 from ci import vm
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -308,8 +309,6 @@ def rc_problem(rc, kind, statuses):
         what += f" (killed by signal {rc - 128})"
     elif rc == 127:
         what += " (command not found)"
-    if kind == "exit":
-        return "" if rc in (0, 1, 4) else f"crashed: {what}"
     # tdc exits 1 when a case failed, else 0, and 4 when it found no case.
     want = (({1} if "fail" in statuses else {0}) if statuses else {4}) if kind == "tdc" \
         else expected_rc(statuses)
@@ -434,14 +433,9 @@ def expected_cases(expect, progs):
     return {(prog, case) for prog, _ in progs for case in expect.get(prog, {})}
 
 
-def programs(path=ROOT / "selftests/programs.txt"):
-    """[(name, kind)] in file order."""
-    progs = []
-    for line in Path(path).read_text().splitlines():
-        if line.strip() and not line.startswith("#"):
-            name, kind = line.split()[:2]
-            progs.append((name, kind))
-    return progs
+def programs(path=PROGRAMS_TXT):
+    """[(name, kind)] of programs.txt (common.programs) in file order."""
+    return [(p.name, p.kind) for p in read_programs(path)]
 
 
 @dataclass
@@ -471,13 +465,7 @@ def read_program(rw, prog, kind, tree=""):
         seconds = None
     if kind == "tdc":
         return ProgramRun(kind, rc, parse_tdc(text("ktap")), seconds)
-    ktap = parse_results(text("ktap"), tree)
-    if kind == "exit":
-        # run-in-vm.sh writes the one result; the program's output is its diagnostics.
-        diag = _diag((text("out") + "\n" + text("stderr")).splitlines())
-        for _, res in ktap.results:
-            res.diag = diag
-    return ProgramRun(kind, rc, ktap, seconds)
+    return ProgramRun(kind, rc, parse_results(text("ktap"), tree), seconds)
 
 
 def judge_case(entry, label, got, control=False):

@@ -4,10 +4,8 @@ recorded outputs in data/matrix/.
 good/ holds outputs of a VM run as they were recorded (lib/py's
 dummy_queues.py cut to its first two cases, from when it lived in
 selftests/drivers/net: the fixtures keep that program name, and
-data/matrix/expectations.json is theirs, not selftests/expectations.json;
-legacy.sh stands for a program of kind exit, in the files run-in-vm.sh
-writes for one). bad/ breaks one rule
-per program and kernel:
+data/matrix/expectations.json is theirs, not selftests/expectations.json).
+bad/ breaks one rule per program and kernel:
 
 | program | base | patched |
 |---|---|---|
@@ -15,7 +13,6 @@ per program and kernel:
 | qdisc_bypass | codel_limit0_drops fails for another reason | every case passes, exit 1 |
 | net.qdisc_limit_zero.py | a sixth result past the plan, no entry for it | numbered 1 2 3 5 5 |
 | drivers.net.dummy_queues.py | never started: no output, exit 127 | as recorded |
-| legacy.sh (kind exit) | killed by SIGSEGV, its output without the errno | passes |
 """
 
 import json
@@ -34,8 +31,7 @@ ROOT = Path(__file__).resolve().parents[2]
 DATA = Path(__file__).resolve().parent / "data/matrix"
 LABELS = ["base", "patched"]
 PROGS = [("dummy_channels", "ktap"), ("qdisc_bypass", "ktap"),
-         ("net.qdisc_limit_zero.py", "ktap"), ("drivers.net.dummy_queues.py", "ktap"),
-         ("legacy.sh", "exit")]
+         ("net.qdisc_limit_zero.py", "ktap"), ("drivers.net.dummy_queues.py", "ktap")]
 
 
 def kernel_tree():
@@ -310,7 +306,7 @@ class JudgeTest(unittest.TestCase):
         out = self.judge("good")
         self.assertEqual(out.problems, [])
         self.assertTrue(out.ok)
-        self.assertIn("programs: 5 x 2 kernel(s), exit codes and KTAP plans", out.matrix)
+        self.assertIn("programs: 4 x 2 kernel(s), exit codes and KTAP plans", out.matrix)
         cases = {(c.suite, c.name): c for c in out.cases}
         self.assertEqual({c.status for c in cases.values()}, {"pass"})
         self.assertEqual(cases["selftests.base", "dummy_channels: exit code and plan"].message,
@@ -320,8 +316,6 @@ class JudgeTest(unittest.TestCase):
         self.assertIn("showing counter '200 of 200 packets were enqueued'",
                       cases["selftests.base", "qdisc_bypass: sfq_filter_removed_restores_bypass"]
                       .message)
-        self.assertIn("showing errno 'EOPNOTSUPP'",
-                      cases["selftests.base", "legacy.sh: legacy.sh"].message)
 
     def test_controls_are_labelled(self):
         out = self.judge("good")
@@ -388,16 +382,9 @@ class JudgeTest(unittest.TestCase):
         self.assertIn("drivers.net.dummy_queues.py: dummy_queues.channels_get on base: never ran",
                       text)
 
-    def test_exit_code_program(self):
-        _, text = self.problems()
-        self.assertIn("legacy.sh on base: crashed: exit 139 (killed by signal 11)", text)
-        self.assertIn("legacy.sh: legacy.sh on base: failed for another reason: setting tx 2 on "
-                      "dlg0 (expected to show errno 'EOPNOTSUPP')", text)
-        self.assertNotIn("legacy.sh on patched", text)
-
     def test_every_rule_is_counted_once(self):
         out, _ = self.problems()
-        self.assertEqual(len(out.problems), 17, "\n".join(out.problems))
+        self.assertEqual(len(out.problems), 15, "\n".join(out.problems))
         self.assertEqual(len(out.problems), len(set(out.problems)))
 
     @unittest.skipUnless(TREE, "no kernel tree with tools/testing/kunit")
@@ -489,7 +476,7 @@ class RunMatrixTest(unittest.TestCase):
     def test_recorded_run(self):
         out = self.run_matrix("good")
         self.assertTrue(out.ok, out.summary)
-        self.assertTrue(out.summary.startswith("27 case(s) (10 controls) x 2 kernels, all as "
+        self.assertTrue(out.summary.startswith("26 case(s) (10 controls) x 2 kernels, all as "
                                                "expected"), out.summary)
         self.assertEqual([c.name for c in out.cases[:2]], ["boot and run", "boot and run"])
         header = out.matrix.splitlines()[0].split()
@@ -507,7 +494,7 @@ class RunMatrixTest(unittest.TestCase):
     def test_broken_rules_fail_the_stage(self):
         out = self.run_matrix("bad")
         self.assertFalse(out.ok)
-        self.assertIn("17 problem(s): dummy_channels on base: crashed: exit 139", out.summary)
+        self.assertIn("15 problem(s): dummy_channels on base: crashed: exit 139", out.summary)
 
     def test_vm_failure(self):
         out = self.run_matrix("good", fail=("patched",))

@@ -28,6 +28,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from common.cache import cache_dir
+from common.programs import PROGRAMS_TXT, read_programs
 from tools.series import series
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -273,7 +274,7 @@ def added_without_fix(net=NET_PATCHES):
             for f in NEW_FILE_RE.findall(p.read_text())}
 
 
-def vm_plan(version, plan=SELFTESTS / "stable.json", programs=SELFTESTS / "programs.txt",
+def vm_plan(version, plan=SELFTESTS / "stable.json", programs=PROGRAMS_TXT,
             expectations=SELFTESTS / "expectations.json", net=NET_PATCHES):
     """(progs, expect) for selftests_run.run_matrix() on the base and the
     patched kernel of a stable tree ("base" and "patched" labels).
@@ -289,11 +290,9 @@ def vm_plan(version, plan=SELFTESTS / "stable.json", programs=SELFTESTS / "progr
     spec = json.loads(Path(plan).read_text())
     if version not in spec["programs"]:
         raise StableError(f"{plan}: no programs for stable {version}")
-    kinds, commands = {}, {}
-    for line in Path(programs).read_text().splitlines():
-        if line.strip() and not line.startswith("#"):
-            name, kind, command = (line.split(None, 2) + [""])[:3]
-            kinds[name], commands[name] = kind, command
+    listed = read_programs(programs)
+    kinds = {p.name: p.kind for p in listed}
+    commands = {p.name: p.command for p in listed}
     names = spec["programs"][version]
     unknown = [n for n in names if n not in kinds]
     if unknown:
