@@ -92,30 +92,30 @@ class Pipeline(HostStages, CheckStages, SubmitStages, MailStages, BootStages, Be
         plan = self.select(self.mode, only)
         status = {}
         for name in plan:
-            st = Stage(name.replace("_", "-"))
-            self.stages.append(st)
+            stage = Stage(name.replace("_", "-"))
+            self.stages.append(stage)
             missing = [n for n in self.NEEDS.get(name, [])
                        if n in self.PLAN[self.mode] and status.get(n) != "pass"]
             if missing:
-                st.summary = f"skipped: needs {', '.join(missing)}"
+                stage.summary = f"skipped: needs {', '.join(missing)}"
                 status[name] = "skip"
-                log(f"==> {st.name}: {st.summary}")
+                log(f"==> {stage.name}: {stage.summary}")
                 continue
-            log(f"==> {st.name}")
+            log(f"==> {stage.name}")
             t0 = time.monotonic()
             try:
-                getattr(self, f"stage_{name}")(st)
-                st.status = "pass"
+                getattr(self, f"stage_{name}")(stage)
+                stage.status = "pass"
             except (StageFailed, series.SeriesError) as err:
-                st.status, st.summary = "fail", str(err)
+                stage.status, stage.summary = "fail", str(err)
             except Exception:  # a bug in the pipeline itself is a failure too
-                st.status, st.summary = "fail", traceback.format_exc()
-            st.seconds = time.monotonic() - t0
-            status[name] = st.status
-            log(f"<== {st.name}: {st.status.upper()} in {st.seconds:.0f}s: "
-                f"{st.summary.splitlines()[0] if st.summary else ''}")
-            if st.status == "fail" and len(st.summary.splitlines()) > 1:
-                log("    " + "\n    ".join(st.summary.splitlines()[1:20]))
+                stage.status, stage.summary = "fail", traceback.format_exc()
+            stage.seconds = time.monotonic() - t0
+            status[name] = stage.status
+            log(f"<== {stage.name}: {stage.status.upper()} in {stage.seconds:.0f}s: "
+                f"{stage.summary.splitlines()[0] if stage.summary else ''}")
+            if stage.status == "fail" and len(stage.summary.splitlines()) > 1:
+                log("    " + "\n    ".join(stage.summary.splitlines()[1:20]))
         return self.finish()
 
     def finish(self):

@@ -45,7 +45,7 @@ def verdict_counts(comparisons):
 
 
 class BenchStages(TreeStages):
-    def stage_bench(self, st):
+    def stage_bench(self, stage):
         from tools.bench import bench  # noqa: PLC0415
         uml = ROOT / "kernel/configs/uml-bench.config"
         kernels = {}
@@ -72,13 +72,13 @@ class BenchStages(TreeStages):
         data, _, errors = bench.run(args, log=log)
         log((self.results / "bench/bench.md").read_text())
         cases, not_met = bench_cases(data["comparisons"])
-        st.cases.extend(cases)
-        st.summary = (f"{args.repetitions} repetitions; targets: "
-                      f"{verdict_counts(data['comparisons'])}; "
-                      f"report {self.results / 'bench/bench.md'}"
-                      + (f"; {len(errors)} scenario error(s)" if errors else ""))
+        stage.cases.extend(cases)
+        stage.summary = (f"{args.repetitions} repetitions; targets: "
+                         f"{verdict_counts(data['comparisons'])}; "
+                         f"report {self.results / 'bench/bench.md'}"
+                         + (f"; {len(errors)} scenario error(s)" if errors else ""))
         if errors or not_met:
-            raise StageFailed(st.summary
+            raise StageFailed(stage.summary
                               + (f"\ntargets not met or inconclusive: {', '.join(not_met)}"
                                  if not_met else "")
                               + ("\n" + "\n".join(errors[:10]) if errors else ""))

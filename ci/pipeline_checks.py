@@ -104,7 +104,7 @@ class CheckTools:
 
 
 class CheckStages(TreeStages):
-    def stage_checks(self, st):
+    def stage_checks(self, stage):
         tree = self.series_tree
         out = self.ws / "series" / X86_BUILD
         self.series_build = out
@@ -136,11 +136,11 @@ class CheckStages(TreeStages):
         infos = [checks.series_info(ser, series.COVER_RE) for ser in series.load_series()]
         self.series_results = checks.series_checks(infos)
         for name, res in self.series_results.items():
-            st.cases.append(report.Case("series", name, res.status, res.message))
+            stage.cases.append(report.Case("series", name, res.status, res.message))
         for r in self.patch_reports:
             for c, res in r.results.items():
-                st.cases.append(report.Case(f"checks.{r.tree}", f"{r.index:02d} {c} {r.subject}",
-                                            res.status, res.message, res.details))
+                stage.cases.append(report.Case(f"checks.{r.tree}", f"{r.index:02d} {c} {r.subject}",
+                                               res.status, res.message, res.details))
         log(checks.table(self.patch_reports))
         log("  time per check, all patches: " + ", ".join(
             f"{c} {s:.0f}s" for c, s in sorted(ctx.seconds.items(), key=lambda x: -x[1])))
@@ -150,16 +150,16 @@ class CheckStages(TreeStages):
         bad_series = [n for n, r in self.series_results.items()
                       if r.status in ("fail", "warn")]
         if self.mode == "test":
-            self.negative_controls(st, tree, ctx)
+            self.negative_controls(stage, tree, ctx)
         # Leave the tree and its build at the tip: that is the patched kernel.
         self.checkout(tree, self.tip)
         self.build(tree, out, "build-series", ["W=1"])
-        st.summary = (f"{len(self.patch_reports)} patches x {len(checks.CHECKS)} checks: "
-                      f"{len(bad)} patch(es) failing; warnings (patch:check) "
-                      f"{', '.join(warned) or 'none'}; series checks "
-                      f"{'ok' if not bad_series else 'NOT GREEN: ' + ', '.join(bad_series)}")
+        stage.summary = (f"{len(self.patch_reports)} patches x {len(checks.CHECKS)} checks: "
+                         f"{len(bad)} patch(es) failing; warnings (patch:check) "
+                         f"{', '.join(warned) or 'none'}; series checks "
+                         f"{'ok' if not bad_series else 'NOT GREEN: ' + ', '.join(bad_series)}")
         if bad or bad_series:
-            raise StageFailed(st.summary)
+            raise StageFailed(stage.summary)
 
     # -- the bot's builds -------------------------------------------------
     def object_builds(self, tree, sources):
@@ -255,7 +255,7 @@ class CheckStages(TreeStages):
         return reports
 
     # -- negative controls (test mode) ---------------------------------------
-    def negative_controls(self, st, tree, ctx):
+    def negative_controls(self, stage, tree, ctx):
         """Each crafted patch applied on the tip; every check named for it
         must fail it, naming its fault; a series made to break the series
         rules must fail each of them."""
@@ -292,16 +292,16 @@ class CheckStages(TreeStages):
                     verdict, msg = "fail", f"{check} failed, but not for '{text}': {res.message}"
                 else:
                     verdict, msg = "pass", f"fails: {res.message}"
-                st.cases.append(report.Case("checks.self-test", f"{name} {check}", verdict,
-                                            msg[:500]))
+                stage.cases.append(report.Case("checks.self-test", f"{name} {check}", verdict,
+                                               msg[:500]))
                 if verdict == "fail":
                     problems.append(f"{name}: {msg[:200]}")
         for check, want in BAD_SERIES_FAILS.items():
             res = checks.SERIES_FUNCS[check](BAD_SERIES)
             ok = res.status == want
-            st.cases.append(report.Case("checks.self-test", f"bad series {check}",
-                                        "pass" if ok else "fail",
-                                        f"{res.status}: {res.message}"))
+            stage.cases.append(report.Case("checks.self-test", f"bad series {check}",
+                                           "pass" if ok else "fail",
+                                           f"{res.status}: {res.message}"))
             if not ok:
                 problems.append(f"bad series: {check} gave {res.status}, want {want}")
         self.checkout(tree, self.tip)

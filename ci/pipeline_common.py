@@ -80,8 +80,8 @@ class BuildProgress:
 
 
 class StageSet:
-    """Base of the per-job stage classes. A stage is a method stage_<name>(st)
-    filling in st (summary, cases) and raising StageFailed on failure. The
+    """Base of the per-job stage classes. A stage is a method stage_<name>(stage)
+    filling in stage (summary, cases) and raising StageFailed on failure. The
     state stages hand on (set up by pipeline.Pipeline) is on self: mode,
     results, base (BASE_* of the base tree), ws, series_tree, tip_commit,
     applied, patch_reports, series_results."""

@@ -46,7 +46,7 @@ ANSI_RE = re.compile(r"\x1b\[[0-9;]*m")
 
 
 @dataclass
-class Outcome:
+class MatrixVerdict:
     ok: bool = True
     summary: str = ""
     matrix: str = ""
@@ -92,7 +92,7 @@ RESULT_RE = re.compile(r"^(?P<not>not )?ok (?P<n>\d+)(?: -)?(?: (?P<name>[^#]*?)
                        r"(?:# (?P<dir>\w+)\b ?(?P<why>.*))?$")
 
 
-def parse_small(lines):
+def parse_ktap_without_tree(lines):
     """The top level of a KTAP stream, for when no kernel tree is at hand.
 
     The same reading as parse_kunit(): the diagnostics of a case are the lines
@@ -262,19 +262,19 @@ def parse_kunit(lines, modules):
 def parse_results(text, tree=""):
     """Ktap of a judged program's output: read with the kernel tree's
     kunit_parser when the tree has one (the VM stage passes the patched
-    tree), else with parse_small(). The pipeline's own tests also run on a
+    tree), else with parse_ktap_without_tree(). The pipeline's own tests also run on a
     fresh host before any tree is fetched; ci/tests/test_matrix.py checks
     that both read the recorded outputs alike."""
     lines = [ANSI_RE.sub("", ln).rstrip() for ln in text.splitlines()]
     modules = _kunit_modules(tree)
-    return parse_kunit(lines, modules) if modules else parse_small(lines)
+    return parse_kunit(lines, modules) if modules else parse_ktap_without_tree(lines)
 
 
 def kunit_api_fits(modules):
     """Whether the tree's kunit_parser has the interface parse_kunit() calls
     (a Printer passed to parse_test(), as in 7.3); a tree whose parser
     lacks it (the 6.12 and 6.1 stable trees) has its KTAP read by
-    parse_small()."""
+    parse_ktap_without_tree()."""
     if not modules:
         return False
     kp, kprinter = modules
@@ -447,12 +447,12 @@ class ProgramRun:
     seconds: int | None = None  # wall time, from run-in-vm.sh
 
 
-def read_program(rw, prog, kind, tree=""):
-    """The ProgramRun of prog from rw (run-in-vm.sh's OUT/<name>.{ktap,rc,out,stderr})."""
-    rw = Path(rw)
+def read_program(shared_dir, prog, kind, tree=""):
+    """The ProgramRun of prog from shared_dir (run-in-vm.sh's OUT/<name>.{ktap,rc,out,stderr})."""
+    shared_dir = Path(shared_dir)
 
     def text(ext):
-        f = rw / f"{prog}.{ext}"
+        f = shared_dir / f"{prog}.{ext}"
         return f.read_text(errors="replace") if f.is_file() else ""
 
     try:
@@ -518,12 +518,12 @@ def judge_case(entry, label, got, control=False):
 
 
 def judge(runs, expect, progs, labels, problems=None, listed_only=()):
-    """Outcome of the runs: {label: {program: ProgramRun}}, a kernel whose
+    """MatrixVerdict of the runs: {label: {program: ProgramRun}}, a kernel whose
     VM failed left out (its listed cases then never ran). problems: those
     found before (the VM boots), counted in the summary. listed_only: the
     labels whose tdc programs ran only their listed cases (tdc_subset()):
     an unlisted tdc case is judged on the other kernels."""
-    out = Outcome()
+    out = MatrixVerdict()
     problems = list(problems or [])
     kinds = dict(progs)
     # (prog, case) -> {label: CaseResult}; listed cases show as never run
@@ -662,7 +662,7 @@ def run_matrix(kernels, outdir, bindir=ROOT / "build/cxx", tree="", timeout=1800
     programs. before, after: functions of a kernel's results directory giving a shell
     command the VM runs before and after the programs (the debug kernels'
     fault injection and instrument dump); the VM's exit status stays
-    run-in-vm.sh's. Returns an Outcome with cases and matrix."""
+    run-in-vm.sh's. Returns an MatrixVerdict with cases and matrix."""
     expect = load_expectations() if expect is None else expect
     # Programs given: the VM runs only those.
     only = f" --only={','.join(p for p, _ in progs)}" if progs is not None else ""
@@ -670,32 +670,32 @@ def run_matrix(kernels, outdir, bindir=ROOT / "build/cxx", tree="", timeout=1800
     build_tree_helpers(tree, log)
     runs, boot_cases, problems, listed_only = {}, [], [], []
     for label, build in kernels.items():
-        rw = Path(outdir) / label
+        shared_dir = Path(outdir) / label
         log(f"  booting the {label} kernel (TCG) and running {len(progs)} program(s)")
         subset = tdc_subset(expect, progs, label, list(kernels))
         if subset:
             listed_only.append(label)
         cmd = (f"{subset}SELFTEST_KERNEL={selftest_kernel(label)} "
                f"CHURN_SECONDS={int(churn_seconds)} "
-               f"bash {ROOT}/selftests/run-in-vm.sh {rw} {bindir} {tree}{only}")
+               f"bash {ROOT}/selftests/run-in-vm.sh {shared_dir} {bindir} {tree}{only}")
         if before or after:
-            cmd = (f"{before(rw) + '; ' if before else ''}{cmd}; rc=$?; "
-                   f"{after(rw) + '; ' if after else ''}(exit $rc)")
-        res = vm.run_vm(build, cmd, rwdir=rw, timeout=timeout,
+            cmd = (f"{before(shared_dir) + '; ' if before else ''}{cmd}; rc=$?; "
+                   f"{after(shared_dir) + '; ' if after else ''}(exit $rc)")
+        res = vm.run_vm(build, cmd, rwdir=shared_dir, timeout=timeout,
                         log_path=Path(outdir) / f"{label}-console.log")
         log(f"    {label}: {res.reason()} after {res.seconds:.0f}s "
             f"(console: {res.log_path})")
         boot_cases.append(report.Case(f"vm.{label}", "boot and run", "pass" if res.ok else "fail",
                                       res.reason()))
-        if not res.ok or not (rw / "complete").is_file():
+        if not res.ok or not (shared_dir / "complete").is_file():
             problems.append(f"{label} VM: {res.reason()}")
             continue
-        if (rw / "no-timers").is_file():
+        if (shared_dir / "no-timers").is_file():
             problems.append(f"{label} VM: the kernel has no POSIX timers "
-                            f"({(rw / 'no-timers').read_text().strip()}): the runner's "
+                            f"({(shared_dir / 'no-timers').read_text().strip()}): the runner's "
                             "900 s limit per program and ping's -W never fire "
                             "(CONFIG_POSIX_TIMERS, kernel/configs/vng.config)")
-        runs[label] = {prog: read_program(rw, prog, kind, tree) for prog, kind in progs}
+        runs[label] = {prog: read_program(shared_dir, prog, kind, tree) for prog, kind in progs}
     out = judge(runs, expect, progs, list(kernels), problems, listed_only)
     out.cases = boot_cases + out.cases
     return out

@@ -25,7 +25,7 @@ from tools.series.stable import StableError
 def build_and_boot(t, info, ws, results, log=print, net=stable.NET_PATCHES):
     """Build the stable tree's base and patched (branch stable/<version>)
     kernels and run stable.vm_plan()'s programs on both (selftests_run.run_matrix).
-    Returns its Outcome; raises StableError naming the tree and kernel whose
+    Returns its MatrixVerdict; raises StableError naming the tree and kernel whose
     build failed."""
     progs, expect = stable.vm_plan(t.version, net=net)  # a bad plan fails before the builds
     src = stable.worktree_for(info["BASE_REPO"], ws / f"stable-{t.version}" / "src",

@@ -62,7 +62,7 @@ def ktap_files():
 
 
 class ParseTest(unittest.TestCase):
-    """parse_small(), and the tree's kunit_parser where a tree is at hand."""
+    """parse_ktap_without_tree(), and the tree's kunit_parser where a tree is at hand."""
 
     def parsers(self):
         yield "small", ""
@@ -509,7 +509,7 @@ class RunMatrixTest(unittest.TestCase):
 class KunitApiTest(unittest.TestCase):
     def test_older_tree_parser_is_not_used(self):
         # 6.12's kunit_parser.parse_test() takes no printer: its KTAP is read
-        # by parse_small() instead of failing with a TypeError.
+        # by parse_ktap_without_tree() instead of failing with a TypeError.
         import types
         old = types.SimpleNamespace(parse_test=lambda lines, expected_num, log, is_subtest: None)
         new = types.SimpleNamespace(

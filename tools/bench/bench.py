@@ -28,7 +28,7 @@ import sys
 from pathlib import Path
 
 from tools.bench.bench_config import (COMPARISONS, KERNELS, SCENARIOS, SINKS, SWEEP, TRACEPOINTS,
-                                      Comparison, s1_sides, scenarios_for)
+                                      Comparison, s1_kernel_scenarios, scenarios_for)
 from tools.bench.bench_plots import plot
 from tools.bench.bench_report import counter_lines, markdown
 from tools.bench.bench_runner import GUEST, environment, read_tracepoints, run_repetitions
@@ -94,7 +94,8 @@ def run(args, log=print):
     env["boot_order"] = order
     env["vcpu_pinning"] = pinning
     data = {"environment": env, "bootstrap": BOOTSTRAP, "comparisons": summarize(runs),
-            "per_queue": queue_shares(runs, s1_sides()), "counters": counters_summary(runs),
+            "per_queue": queue_shares(runs, s1_kernel_scenarios()),
+            "counters": counters_summary(runs),
             "sweep": sweep_summary(runs), "devcost": devcost_summary(devcost),
             "sinks": sinks_summary(runs), "runs": runs}
     (out / "bench.json").write_text(json.dumps(data, indent=2) + "\n")

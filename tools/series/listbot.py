@@ -281,7 +281,7 @@ class Bot:
                  "and checked each patch:", ""]
         for (subject, res), (p, _, _) in zip(rows, applied):
             lines.append(f"[{p.k}/{total}] {subject}")
-            lines += [f"    {k:<16} {st:<4} {msg}" for k, (st, msg) in res.items()]
+            lines += [f"    {k:<16} {status:<4} {msg}" for k, (status, msg) in res.items()]
         lines += ["", "Result: " + ("all checks passed" if not failed else
                                     f"{failed} check(s) failed")]
         return self.reply("checked", root, head.subject, "\n".join(lines), not failed, rows)

@@ -67,7 +67,7 @@ class BadCase:
 
 
 @dataclass
-class Outcome:
+class MailflowResult:
     jobs: list
     bad: list = field(default_factory=list)
     counts: dict = field(default_factory=dict)
@@ -419,7 +419,7 @@ def run_all(tree, base_rev, out_dir, log=print, *, prefix="ci/", conf=None, iden
             work=None, merged=(), build=None, smtp_port=None, http_port=None):
     """The loop (module doc) for every workspace series of `tree`; writes
     out_dir/mail.md, mail.json, the bot's replies and the range-diffs. Returns
-    an Outcome; raises mlist.ListError when the list cannot run."""
+    an MailflowResult; raises mlist.ListError when the list cannot run."""
     conf = conf or series.load_conf()
     out_dir = Path(out_dir)
     shutil.rmtree(out_dir, ignore_errors=True)
@@ -457,7 +457,7 @@ def run_all(tree, base_rev, out_dir, log=print, *, prefix="ci/", conf=None, iden
                 job.failed = f"[{job.name}] {type(err).__name__}: {err}"
                 log(f"  {job.failed}")
             done[job.name] = job
-        outcome = Outcome(jobs)
+        outcome = MailflowResult(jobs)
         try:
             outcome.bad = flow.bad_input(jobs)
         except (mlist.ListError, StopIteration, IndexError) as err:

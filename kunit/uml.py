@@ -90,13 +90,13 @@ class KunitResult:
                    if self.splats else ""))
 
 
-def walk(group, suite=None, out=None):
+def kunit_cases(group, suite=None, out=None):
     out = [] if out is None else out
     name = group.get("name", "")
     for case in group.get("test_cases", []):
         out.append((name or suite or "", case["name"], case["status"]))
     for sub in group.get("sub_groups", []):
-        walk(sub, name, out)
+        kunit_cases(sub, name, out)
     return out
 
 
@@ -138,7 +138,7 @@ def result(lines, exit_code, json_path, test_log, log_path="", required=()):
     res = KunitResult(exit_code=exit_code, log_path=str(log_path or ""), required=tuple(required),
                       splats=splats, kernel_log=str(test_log) if kernel_log else "")
     if Path(json_path).is_file():
-        res.cases = walk(json.loads(Path(json_path).read_text()))
+        res.cases = kunit_cases(json.loads(Path(json_path).read_text()))
     return res
 
 
