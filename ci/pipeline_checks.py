@@ -100,7 +100,7 @@ class CheckTools:
     tools: object  # checks.SelftestsBuild
     recipients: dict = field(default_factory=dict)  # commit -> addresses, None: as sent
     seconds: dict = field(default_factory=dict)  # check name -> seconds, all patches
-    tools_unavailable: str = None  # why build_tools does not run in this mode
+    tools_unavailable: str | None = None  # why build_tools does not run in this mode
 
 
 class CheckStages(TreeStages):

@@ -9,8 +9,10 @@ together and runs them.
 import os
 import re
 import time
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from common.cache import cache_dir
 from common.proc import run_tee
@@ -45,15 +47,17 @@ class Stage:
     status: str = "skip"  # pass | fail | skip
     seconds: float = 0.0
     summary: str = ""
-    cases: list = field(default_factory=list)  # report.Case
+    cases: list[Any] = field(default_factory=list)  # report.Case
     details: str = ""  # preformatted text for the summary, e.g. the VM matrix
 
 
-def log(msg=""):
+def log(msg: object = "") -> None:
     print(msg, flush=True)
 
 
-def sh(cmd, log_path=None, cwd=None, env=None, check=True, progress=None):
+def sh(cmd: Sequence[str | os.PathLike[str]], log_path: str | Path | None = None,
+       cwd: str | Path | None = None, env: dict[str, str] | None = None, check: bool = True,
+       progress: Callable[[str], object] | None = None) -> tuple[int | None, str]:
     """Run a command, output to log_path; optional progress(line) callback."""
     env = {**os.environ, "PROJECT_CACHE": str(CACHE), **(env or {})}
     done = run_tee(cmd, cwd=cwd, env=env, log_path=log_path, append=True, echo=progress)
@@ -67,10 +71,10 @@ def sh(cmd, log_path=None, cwd=None, env=None, check=True, progress=None):
 class BuildProgress:
     """Print a line every N compiled objects instead of make's full output."""
 
-    def __init__(self, label, every=250):
+    def __init__(self, label: str, every: int = 250) -> None:
         self.label, self.every, self.n, self.t0 = label, every, 0, time.monotonic()
 
-    def __call__(self, line):
+    def __call__(self, line: str) -> None:
         if re.match(r"^\s+(CC|LD|AR|AS)\b", line):
             self.n += 1
             if self.n % self.every == 0:
@@ -86,5 +90,7 @@ class StageSet:
     results, base (BASE_* of the base tree), ws, series_tree, tip_commit,
     applied, patch_reports, series_results."""
 
-    def logfile(self, name):
+    results: Path
+
+    def logfile(self, name: str) -> Path:
         return self.results / "logs" / f"{name}.log"

@@ -13,6 +13,7 @@ a matrix fails, naming the tree.
 import argparse
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 from ci import selftests_run
@@ -22,7 +23,9 @@ from tools.series import series, stable
 from tools.series.stable import StableError
 
 
-def build_and_boot(t, info, ws, results, log=print, net=stable.NET_PATCHES):
+def build_and_boot(t: stable.Tree, info: dict[str, str], ws: Path, results: str | Path,
+                   log: Callable[[str], object] = print,
+                   net: Path = stable.NET_PATCHES) -> selftests_run.MatrixVerdict:
     """Build the stable tree's base and patched (branch stable/<version>)
     kernels and run stable.vm_plan()'s programs on both (selftests_run.run_matrix).
     Returns its MatrixVerdict; raises StableError naming the tree and kernel whose
@@ -49,7 +52,7 @@ def build_and_boot(t, info, ws, results, log=print, net=stable.NET_PATCHES):
                                     expect=expect, progs=progs)
 
 
-def main(argv=None):
+def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--pins", type=Path, default=stable.PINS,
                     help="pin files (default %(default)s)")

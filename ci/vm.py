@@ -12,6 +12,7 @@ import shlex
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -28,14 +29,14 @@ class VmResult:
     exit_code: int | None
     timed_out: bool
     seconds: float
-    splats: list = field(default_factory=list)
+    splats: list[str] = field(default_factory=list)
     log_path: str = ""
 
     @property
-    def ok(self):
+    def ok(self) -> bool:
         return self.exit_code == 0 and not self.timed_out and not self.splats
 
-    def reason(self):
+    def reason(self) -> str:
         if self.timed_out:
             return f"VM killed after {self.seconds:.0f}s timeout"
         if self.splats:
@@ -45,8 +46,9 @@ class VmResult:
         return "ok"
 
 
-def run_vm(kernel_dir, command, rwdir, timeout=600, cpus=2, memory="1G", log_path=None,
-           echo=None):
+def run_vm(kernel_dir: str | Path, command: str, rwdir: str | Path, timeout: float = 600,
+           cpus: int = 2, memory: str = "1G", log_path: str | Path | None = None,
+           echo: Callable[[str], object] | None = None) -> VmResult:
     """Run `command` in a VM booted from the build directory `kernel_dir`."""
     kernel_dir = Path(kernel_dir).resolve()
     image = kernel_dir / "arch/x86/boot/bzImage"
@@ -78,7 +80,7 @@ def run_vm(kernel_dir, command, rwdir, timeout=600, cpus=2, memory="1G", log_pat
                     log_path=str(log_path or ""))
 
 
-def main(argv=None):
+def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("kernel_dir", help="kernel build directory (O=) holding bzImage")
     ap.add_argument("command")

@@ -13,6 +13,6 @@ SPLAT_RE = re.compile(
     r"general protection fault|Call Trace:)")
 
 
-def find_splats(text):
+def find_splats(text: str) -> list[str]:
     """The stripped lines of text that show a kernel report."""
     return [ln.strip() for ln in text.splitlines() if SPLAT_RE.search(ln)]

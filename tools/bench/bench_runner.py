@@ -72,8 +72,9 @@ def boot(kernel_bin, scenarios, outdir, mqbench, seconds, cpus, timeout, devcost
         try:
             res[s] = json.loads(f.read_text())
         except (OSError, ValueError):
-            err = (outdir / f"{s}.err")
-            res[s] = {"error": err.read_text().strip() if err.is_file() else "no result"}
+            err_file = outdir / f"{s}.err"
+            res[s] = {"error": err_file.read_text().strip() if err_file.is_file()
+                      else "no result"}
         records = read_records(outdir, s)
         if records and isinstance(res[s], dict):
             res[s]["records"] = records

@@ -518,10 +518,10 @@ def run_all(tree, base_rev, out_dir, log=print, *, prefix="ci/", conf=None, iden
     write_summary(jobs, out_dir, time.monotonic() - t0)
     failed = [j for j in jobs if j.failed]
     if failed:  # the details are in the log and b4.md
-        err = FlowError("*", "b4", f"{len(failed)} of {len(jobs)} series failed:\n" + "\n".join(
-            j.failed.splitlines()[0] for j in failed))
-        err.jobs = jobs
-        raise err
+        failure = FlowError("*", "b4", f"{len(failed)} of {len(jobs)} series failed:\n"
+                            + "\n".join(j.failed.splitlines()[0] for j in failed))
+        failure.jobs = jobs
+        raise failure
     return jobs
 
 
