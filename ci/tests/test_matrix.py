@@ -23,6 +23,7 @@ import unittest
 from pathlib import Path
 from unittest import mock
 
+from ci import ktap_parse
 from ci import selftests_run
 from ci import vm
 
@@ -70,7 +71,7 @@ class ParseTest(unittest.TestCase):
             yield "kunit_parser", TREE
 
     def parse(self, text):
-        return [selftests_run.parse_results(text, tree) for _, tree in self.parsers()]
+        return [ktap_parse.parse_results(text, tree) for _, tree in self.parsers()]
 
     def test_recorded_cxx_program(self):
         text = (DATA / "good/base/dummy_channels.ktap").read_text()
@@ -152,8 +153,8 @@ class ParseTest(unittest.TestCase):
         for path in ktap_files():
             with self.subTest(path=str(path.relative_to(DATA))):
                 text = path.read_text()
-                small = selftests_run.parse_results(text, "")
-                kunit = selftests_run.parse_results(text, TREE)
+                small = ktap_parse.parse_results(text, "")
+                kunit = ktap_parse.parse_results(text, TREE)
                 self.assertEqual((small.plan, small.results, small.problems),
                                  (kunit.plan, kunit.results, kunit.problems))
 
@@ -161,7 +162,7 @@ class ParseTest(unittest.TestCase):
 class ShowsTest(unittest.TestCase):
     def diag(self, scenario, label, prog, case):
         path = DATA / scenario / label / f"{prog}.ktap"
-        return selftests_run.parse_results(path.read_text()).cases[case].diag
+        return ktap_parse.parse_results(path.read_text()).cases[case].diag
 
     def test_errno_is_its_strerror_text(self):
         diag = self.diag("good", "base", "dummy_channels", "reject_zero_tx")
@@ -242,7 +243,7 @@ class StatusTest(unittest.TestCase):
             "ok 3 t.ok\n")
 
     def judge(self, entries, text=KTAP, tree=""):
-        run = selftests_run.ProgramRun("ktap", 0, selftests_run.parse_results(text, tree))
+        run = selftests_run.ProgramRun("ktap", 0, ktap_parse.parse_results(text, tree))
         return selftests_run.judge({"base": {"t.py": run}}, {"t.py": entries},
                                    [("t.py", "ktap")], ["base"])
 
@@ -515,9 +516,9 @@ class KunitApiTest(unittest.TestCase):
         new = types.SimpleNamespace(
             parse_test=lambda lines, expected_num, log, is_subtest, printer: None)
         printer = types.SimpleNamespace(Printer=object)
-        self.assertFalse(selftests_run.kunit_api_fits((old, printer)))
-        self.assertTrue(selftests_run.kunit_api_fits((new, printer)))
-        self.assertFalse(selftests_run.kunit_api_fits(None))
+        self.assertFalse(ktap_parse.kunit_api_fits((old, printer)))
+        self.assertTrue(ktap_parse.kunit_api_fits((new, printer)))
+        self.assertFalse(ktap_parse.kunit_api_fits(None))
 
 
 if __name__ == "__main__":

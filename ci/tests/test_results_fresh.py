@@ -28,8 +28,8 @@ ROOT = Path(__file__).resolve().parents[2]
 RESULTS = "Documentation/results"
 COVER = ":(exclude)patches/**/0000-cover-letter.patch"
 BENCH = ["patches", "tools/bench", "kernel/configs/uml-bench.config"]
-VM = ["patches", "selftests", "lib", "ci/selftests_run.py", "ci/vm.py", "common",
-      "kernel/configs"]
+VM = ["patches", "selftests", "lib", "ci/selftests_run.py", "ci/ktap_parse.py", "ci/vm.py",
+      "common", "kernel/configs"]
 # What the results of each directory of Documentation/results/ depend on
 # ("" for the files at its top: the test command's record, which is of
 # everything).
