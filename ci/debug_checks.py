@@ -20,7 +20,7 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-import report
+from ci import report
 
 # The instruments each debug kernel has (kernel/configs/<name>.config).
 INSTRUMENTS = {"debug": ("kasan", "lockdep", "kmemleak"), "kcsan": ("kcsan",)}
@@ -125,19 +125,20 @@ def check_instruments(cfg, console, dump_text):
     return checks
 
 
-def instrument_cases(cfg, rw, console_log):
-    """report.Cases of check_instruments() for a run: rw the VM's results
+def instrument_cases(cfg, shared_dir, console_log):
+    """report.Cases of check_instruments() for a run: shared_dir the VM's results
     directory (instruments.sh's OUT), console_log its console log."""
     def text(path):
         p = Path(path)
         return p.read_text(errors="replace") if p.is_file() else ""
     return [report.Case(f"{cfg}.instruments", c.instrument, "pass" if c.ok else "fail", c.message)
-            for c in check_instruments(cfg, text(console_log), text(Path(rw) / "instruments"))]
+            for c in check_instruments(cfg, text(console_log),
+                                       text(Path(shared_dir) / "instruments"))]
 
 
 def judge_fault_injection(run, requests=FAULT_REQUESTS):
     """(cases, problems) for fault_inject's ProgramRun (selftests_run.read_program)."""
-    import selftests_run  # noqa: PLC0415
+    from ci import selftests_run  # noqa: PLC0415
     cases, problems = [], []
     probs = selftests_run.program_problems("ktap", run.ktap, run.rc)
     cases.append(report.Case("debug.fault_inject", "exit code and plan",

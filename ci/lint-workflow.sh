@@ -3,7 +3,7 @@
 #   1. the schema, with action-validator (@action-validator/cli from npm:
 #      Debian packages no actionlint), installed pinned into $PROJECT_CACHE/npm;
 #   2. what a schema does not see: every `needs:` names a job and the jobs
-#      form no cycle; every `ci/pipeline.py MODE --only ...` names the stages
+#      form no cycle; every `python3 -m ci.pipeline MODE --only ...` names the stages
 #      its stages need (Pipeline.select, as the pipeline itself checks);
 #   3. shellcheck on every `run:` script (bash -e -o pipefail, as the runner
 #      runs it; ${{ ... }} expressions stand in as a word).
@@ -55,7 +55,13 @@ for f in "${files[@]}"; do
 	fi
 done
 
-PYTHONPATH="$PROJECT_ROOT/ci:$PROJECT_ROOT/tools/series" /usr/bin/python3 - "${files[@]}" <<'PY' || status=1
+# From the top of the tree, where the ci package is; the workflows by their
+# absolute paths.
+abs_files=()
+for f in "${files[@]}"; do
+	abs_files+=("$(realpath "$f")")
+done
+(cd "$PROJECT_ROOT" && exec /usr/bin/python3 - "${abs_files[@]}") <<'PY' || status=1
 import re
 import subprocess
 import sys
@@ -63,7 +69,7 @@ from pathlib import Path
 
 import yaml
 
-import pipeline
+from ci import pipeline
 
 errors = []
 for path in sys.argv[1:]:
@@ -78,7 +84,8 @@ for path in sys.argv[1:]:
             if not run:
                 continue
             where = f"{path}: job {name}, step {i} ({step.get('name', run.splitlines()[0])})"
-            for m in re.finditer(r"ci/pipeline\.py\s+(\S+)\s+--only((?:[ \t]+[\w-]+)+)", run):
+            for m in re.finditer(r"(?:-m ci\.pipeline|ci/pipeline\.py)\s+(\S+)\s+--only"
+                                 r"((?:[ \t]+[\w-]+)+)", run):
                 try:
                     pipeline.Pipeline.select(m[1], m[2].split())
                 except (pipeline.UsageError, KeyError) as err:

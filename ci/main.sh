@@ -3,4 +3,4 @@
 # written up in results/. Installs what it needs (ci/setup-host.sh, as root).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-exec /usr/bin/python3 ci/pipeline.py main "$@"
+exec /usr/bin/python3 -m ci.pipeline main "$@"

@@ -1,4 +1,3 @@
-#!/usr/bin/env python3
 """The pipeline: base tree, series, per-patch checks, builds, KUnit, VMs, report.
 
   pipeline.py test   the test suite: host unit tests, pipeline self-tests,
@@ -31,16 +30,16 @@ import time
 import traceback
 from pathlib import Path
 
-from pipeline_common import (CACHE, FRAGMENTS, KERNEL_CONFIG, ROOT, WS, Stage, StageFailed,
-                             UsageError, log)
-from pipeline_bench import BenchStages
-from pipeline_boot import BootStages
-from pipeline_checks import CheckStages
-from pipeline_host import HostStages
-from pipeline_mail import MailStages
-from pipeline_submit import SubmitStages
-import report
-import series
+from ci.pipeline_common import (CACHE, FRAGMENTS, KERNEL_CONFIG, ROOT, WS, Stage, StageFailed,
+                                UsageError, log)
+from ci.pipeline_bench import BenchStages
+from ci.pipeline_boot import BootStages
+from ci.pipeline_checks import CheckStages
+from ci.pipeline_host import HostStages
+from ci.pipeline_mail import MailStages
+from ci.pipeline_submit import SubmitStages
+from ci import report
+from tools.series import series
 
 
 class Pipeline(HostStages, CheckStages, SubmitStages, MailStages, BootStages, BenchStages):
@@ -93,30 +92,30 @@ class Pipeline(HostStages, CheckStages, SubmitStages, MailStages, BootStages, Be
         plan = self.select(self.mode, only)
         status = {}
         for name in plan:
-            st = Stage(name.replace("_", "-"))
-            self.stages.append(st)
+            stage = Stage(name.replace("_", "-"))
+            self.stages.append(stage)
             missing = [n for n in self.NEEDS.get(name, [])
                        if n in self.PLAN[self.mode] and status.get(n) != "pass"]
             if missing:
-                st.summary = f"skipped: needs {', '.join(missing)}"
+                stage.summary = f"skipped: needs {', '.join(missing)}"
                 status[name] = "skip"
-                log(f"==> {st.name}: {st.summary}")
+                log(f"==> {stage.name}: {stage.summary}")
                 continue
-            log(f"==> {st.name}")
+            log(f"==> {stage.name}")
             t0 = time.monotonic()
             try:
-                getattr(self, f"stage_{name}")(st)
-                st.status = "pass"
+                getattr(self, f"stage_{name}")(stage)
+                stage.status = "pass"
             except (StageFailed, series.SeriesError) as err:
-                st.status, st.summary = "fail", str(err)
+                stage.status, stage.summary = "fail", str(err)
             except Exception:  # a bug in the pipeline itself is a failure too
-                st.status, st.summary = "fail", traceback.format_exc()
-            st.seconds = time.monotonic() - t0
-            status[name] = st.status
-            log(f"<== {st.name}: {st.status.upper()} in {st.seconds:.0f}s: "
-                f"{st.summary.splitlines()[0] if st.summary else ''}")
-            if st.status == "fail" and len(st.summary.splitlines()) > 1:
-                log("    " + "\n    ".join(st.summary.splitlines()[1:20]))
+                stage.status, stage.summary = "fail", traceback.format_exc()
+            stage.seconds = time.monotonic() - t0
+            status[name] = stage.status
+            log(f"<== {stage.name}: {stage.status.upper()} in {stage.seconds:.0f}s: "
+                f"{stage.summary.splitlines()[0] if stage.summary else ''}")
+            if stage.status == "fail" and len(stage.summary.splitlines()) > 1:
+                log("    " + "\n    ".join(stage.summary.splitlines()[1:20]))
         return self.finish()
 
     def finish(self):

@@ -7,9 +7,9 @@ target "not met" with confidence, or one still inconclusive at the cap."""
 import argparse
 import os
 
-from pipeline_common import ROOT, BuildProgress, StageFailed, log, sh
-from pipeline_tree import TreeStages
-import report
+from ci.pipeline_common import ROOT, BuildProgress, StageFailed, log, sh
+from ci.pipeline_tree import TreeStages
+from ci import report
 
 
 def bench_cases(comparisons):
@@ -45,8 +45,8 @@ def verdict_counts(comparisons):
 
 
 class BenchStages(TreeStages):
-    def stage_bench(self, st):
-        import bench  # noqa: PLC0415
+    def stage_bench(self, stage):
+        from tools.bench import bench  # noqa: PLC0415
         uml = ROOT / "kernel/configs/uml-bench.config"
         kernels = {}
         tip = self.tip
@@ -72,13 +72,13 @@ class BenchStages(TreeStages):
         data, _, errors = bench.run(args, log=log)
         log((self.results / "bench/bench.md").read_text())
         cases, not_met = bench_cases(data["comparisons"])
-        st.cases.extend(cases)
-        st.summary = (f"{args.repetitions} repetitions; targets: "
-                      f"{verdict_counts(data['comparisons'])}; "
-                      f"report {self.results / 'bench/bench.md'}"
-                      + (f"; {len(errors)} scenario error(s)" if errors else ""))
+        stage.cases.extend(cases)
+        stage.summary = (f"{args.repetitions} repetitions; targets: "
+                         f"{verdict_counts(data['comparisons'])}; "
+                         f"report {self.results / 'bench/bench.md'}"
+                         + (f"; {len(errors)} scenario error(s)" if errors else ""))
         if errors or not_met:
-            raise StageFailed(st.summary
+            raise StageFailed(stage.summary
                               + (f"\ntargets not met or inconclusive: {', '.join(not_met)}"
                                  if not_met else "")
                               + ("\n" + "\n".join(errors[:10]) if errors else ""))

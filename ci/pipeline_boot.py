@@ -1,16 +1,16 @@
-"""The stages that boot the kernels: KUnit in UML (kunit/run.py) on the
+"""The stages that boot the kernels: KUnit in UML (kunit/uml.py) on the
 patched tree, and the selftests with the tree's tc-testing on the base
 and the patched kernel under virtme-ng (ci/selftests_run.py), then the
 negative-control kernel."""
 
 import dataclasses
 
-from pipeline_common import (ROOT, TEST_FRAGMENTS, X86_BUILD, BuildProgress, StageFailed, log,
-                             sh)
-from pipeline_tree import TreeStages
-import debug_checks
-import report
-import run as kunit_run
+from ci.pipeline_common import (ROOT, TEST_FRAGMENTS, X86_BUILD, BuildProgress, StageFailed,
+                                log, sh)
+from ci.pipeline_tree import TreeStages
+from ci import debug_checks
+from ci import report
+from kunit import uml
 
 
 # The patched kernel with sfq's chain_head_change callback removed: a qdisc
@@ -22,55 +22,55 @@ NO_CALLBACK_PROGS = [("qdisc_bypass", "ktap")]
 
 
 def kunit_cases(prefix, res):
-    """report.Cases of a kunit_run result, each suite under prefix."""
+    """report.Cases of a uml result, each suite under prefix."""
     return [report.Case(f"{prefix}.{suite}", case,
                         {"PASS": "pass", "SKIP": "skip"}.get(status, "fail"), status)
             for suite, case, status in res.cases]
 
 
 class BootStages(TreeStages):
-    def stage_kunit(self, st):
+    def stage_kunit(self, stage):
         self.checkout(self.series_tree, self.tip)
-        res = kunit_run.run(self.series_tree, self.ws / "series/build-kunit",
-                            log_path=self.logfile("kunit"),
-                            json_path=self.results / "kunit.json",
-                            echo=BuildProgress("kunit"))
-        st.cases.extend(kunit_cases("kunit", res))
+        res = uml.run(self.series_tree, self.ws / "series/build-kunit",
+                      log_path=self.logfile("kunit"),
+                      json_path=self.results / "kunit.json",
+                      echo=BuildProgress("kunit"))
+        stage.cases.extend(kunit_cases("kunit", res))
         runs = [("normal", res)]
-        st.summary = f"KUnit (UML): {res.summary()}"
+        stage.summary = f"KUnit (UML): {res.summary()}"
         # The series adds no suite of its own (design.md): the KASAN and
         # lockdep run of the tree's suites is the main command's.
         if self.mode == "main":
-            dbg = kunit_run.run(self.series_tree, self.ws / "series/build-kunit-debug",
-                                log_path=self.logfile("kunit-debug"),
-                                json_path=self.results / "kunit-debug.json",
-                                echo=BuildProgress("kunit (KASAN, lockdep)"),
-                                kconfig_add=kunit_run.DEBUG_KCONFIG)
-            st.cases.extend(kunit_cases("kunit-debug", dbg))
-            st.cases.append(report.Case("kunit-debug", "kernel reports",
-                                        "fail" if dbg.splats else "pass",
-                                        f"{len(dbg.splats)} KASAN/lockdep/WARNING line(s)",
-                                        "\n".join(dbg.splats[:50])))
-            st.summary += f"; with KASAN and lockdep: {dbg.summary()}"
+            dbg = uml.run(self.series_tree, self.ws / "series/build-kunit-debug",
+                          log_path=self.logfile("kunit-debug"),
+                          json_path=self.results / "kunit-debug.json",
+                          echo=BuildProgress("kunit (KASAN, lockdep)"),
+                          kconfig_add=uml.DEBUG_KCONFIG)
+            stage.cases.extend(kunit_cases("kunit-debug", dbg))
+            stage.cases.append(report.Case("kunit-debug", "kernel reports",
+                                           "fail" if dbg.splats else "pass",
+                                           f"{len(dbg.splats)} KASAN/lockdep/WARNING line(s)",
+                                           "\n".join(dbg.splats[:50])))
+            stage.summary += f"; with KASAN and lockdep: {dbg.summary()}"
             runs.append(("debug", dbg))
         bad = [f"{name} (kunit.py exit {r.exit_code}; see {r.log_path})"
                for name, r in runs if not r.ok]
         if bad:
-            raise StageFailed(st.summary + "; failed: " + ", ".join(bad))
+            raise StageFailed(stage.summary + "; failed: " + ", ".join(bad))
 
-    def stage_vm(self, st):
-        import selftests_run  # noqa: PLC0415
+    def stage_vm(self, stage):
+        from ci import selftests_run  # noqa: PLC0415
         outcome = selftests_run.run_matrix(
             {"base": self.ws / "base" / X86_BUILD, "patched": self.ws / "series" / X86_BUILD},
             self.results / "vm", tree=self.series_tree, log=log)
         log(outcome.matrix)
         neg = self.run_no_callback_kernel()
         log(neg.matrix)
-        st.cases.extend(outcome.cases + neg.cases)
-        st.summary = f"{outcome.summary}; {NO_CALLBACK} kernel: {neg.summary}"
-        st.details = outcome.matrix + "\n\n" + neg.matrix
+        stage.cases.extend(outcome.cases + neg.cases)
+        stage.summary = f"{outcome.summary}; {NO_CALLBACK} kernel: {neg.summary}"
+        stage.details = outcome.matrix + "\n\n" + neg.matrix
         if not (outcome.ok and neg.ok):
-            raise StageFailed(st.summary)
+            raise StageFailed(stage.summary)
 
     def run_no_callback_kernel(self):
         """tc_new_tfilter()'s locked clear is the safety net for a qdisc that
@@ -79,7 +79,7 @@ class BootStages(TreeStages):
         enqueue sfq's packets once it has a filter. Built incrementally in the
         patched kernel's build directory (one module changes), which is
         rebuilt from the clean tree afterwards."""
-        import selftests_run  # noqa: PLC0415
+        from ci import selftests_run  # noqa: PLC0415
         tree, out = self.series_tree, self.ws / "series" / X86_BUILD
         self.checkout(tree, self.tip)
         code, msg = sh(["git", "-C", str(tree), "apply", str(NO_CALLBACK_PATCH)], check=False)
@@ -93,7 +93,7 @@ class BootStages(TreeStages):
             sh(["git", "-C", str(tree), "checkout", "-q", "--", "."])
             self.build(tree, out, "build-series", ["W=1"])
 
-    def stage_vm_debug(self, st):
+    def stage_vm_debug(self, stage):
         """The patched kernel built with kernel/configs/debug.config (KASAN,
         lockdep, PROVE_RCU, UBSAN, kmemleak with a scan at the end, fault
         injection) and with kcsan.config, each booted with the judged
@@ -103,7 +103,7 @@ class BootStages(TreeStages):
         (debug_checks.check_instruments). The debug kernel first
         runs fault_inject (selftests/fault-inject.sh): each request of
         debug_checks.FAULT_REQUESTS must pass."""
-        import selftests_run  # noqa: PLC0415
+        from ci import selftests_run  # noqa: PLC0415
         progs = [(p, k) for p, k in selftests_run.programs() if k != "tdc"]
         self.checkout(self.series_tree, self.tip)
         summaries, ok, details = [], True, []
@@ -117,32 +117,33 @@ class BootStages(TreeStages):
             res = selftests_run.run_matrix(
                 {"patched": out}, outdir, bindir=bindir, tree=self.series_tree, log=log,
                 progs=progs, timeout=3600, churn_seconds=60,
-                before=(lambda rw: f"bash {ROOT}/selftests/fault-inject.sh {rw} {bindir}")
+                before=(lambda shared_dir:
+                        f"bash {ROOT}/selftests/fault-inject.sh {shared_dir} {bindir}")
                 if faults else None,
-                after=lambda rw: f"bash {ROOT}/selftests/instruments.sh {rw}")
-            st.cases.extend(dataclasses.replace(c, suite=f"{cfg}.{c.suite}") for c in res.cases)
-            rw = outdir / "patched"
-            inst = debug_checks.instrument_cases(cfg, rw, outdir / "patched-console.log")
-            st.cases.extend(inst)
+                after=lambda shared_dir: f"bash {ROOT}/selftests/instruments.sh {shared_dir}")
+            stage.cases.extend(dataclasses.replace(c, suite=f"{cfg}.{c.suite}") for c in res.cases)
+            shared_dir = outdir / "patched"
+            inst = debug_checks.instrument_cases(cfg, shared_dir, outdir / "patched-console.log")
+            stage.cases.extend(inst)
             bad = [f"{c.name}: {c.message}" for c in inst if c.status != "pass"]
             summary = f"{cfg}: {res.summary}; instruments " + (
                 "; ".join(bad) if bad else ", ".join(c.name for c in inst) + " on throughout")
             if faults:
                 cases, probs = debug_checks.judge_fault_injection(
-                    selftests_run.read_program(rw, debug_checks.FAULT_PROGRAM, "ktap",
+                    selftests_run.read_program(shared_dir, debug_checks.FAULT_PROGRAM, "ktap",
                                                self.series_tree))
-                st.cases.extend(cases)
+                stage.cases.extend(cases)
                 bad += probs
                 summary += ("; fault injection: " + ("; ".join(probs[:3]) if probs else
                             f"{len(debug_checks.FAULT_REQUESTS)} requests, all consistent"))
-                table = rw / "fault-table.md"
+                table = shared_dir / "fault-table.md"
                 if table.is_file():
                     details.append(f"fault injection ({cfg} kernel):\n{table.read_text()}")
             summaries.append(summary)
             log(res.matrix)
             details.append(f"{cfg} kernel:\n{res.matrix}")
             ok = ok and res.ok and not bad
-        st.summary = "; ".join(summaries)
-        st.details = "\n\n".join(details)
+        stage.summary = "; ".join(summaries)
+        stage.details = "\n\n".join(details)
         if not ok:
-            raise StageFailed(st.summary)
+            raise StageFailed(stage.summary)

@@ -10,11 +10,12 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from pipeline_common import CACHE, ROOT, TEST_FRAGMENTS, X86_BUILD, StageFailed, log, sh
-from pipeline_tree import TreeStages
-import checks
-import report
-import series
+from common.git import git
+from ci.pipeline_common import CACHE, ROOT, TEST_FRAGMENTS, X86_BUILD, StageFailed, log, sh
+from ci.pipeline_tree import TreeStages
+from tools.series import checks
+from ci import report
+from tools.series import series
 
 CONTROLS = ROOT / "ci/negative-controls"
 NO_WERROR = ROOT / "kernel/configs/no-werror.config"
@@ -99,11 +100,11 @@ class CheckTools:
     tools: object  # checks.SelftestsBuild
     recipients: dict = field(default_factory=dict)  # commit -> addresses, None: as sent
     seconds: dict = field(default_factory=dict)  # check name -> seconds, all patches
-    tools_unavailable: str = None  # why build_tools does not run in this mode
+    tools_unavailable: str | None = None  # why build_tools does not run in this mode
 
 
 class CheckStages(TreeStages):
-    def stage_checks(self, st):
+    def stage_checks(self, stage):
         tree = self.series_tree
         out = self.ws / "series" / X86_BUILD
         self.series_build = out
@@ -135,11 +136,11 @@ class CheckStages(TreeStages):
         infos = [checks.series_info(ser, series.COVER_RE) for ser in series.load_series()]
         self.series_results = checks.series_checks(infos)
         for name, res in self.series_results.items():
-            st.cases.append(report.Case("series", name, res.status, res.message))
+            stage.cases.append(report.Case("series", name, res.status, res.message))
         for r in self.patch_reports:
             for c, res in r.results.items():
-                st.cases.append(report.Case(f"checks.{r.tree}", f"{r.index:02d} {c} {r.subject}",
-                                            res.status, res.message, res.details))
+                stage.cases.append(report.Case(f"checks.{r.tree}", f"{r.index:02d} {c} {r.subject}",
+                                               res.status, res.message, res.details))
         log(checks.table(self.patch_reports))
         log("  time per check, all patches: " + ", ".join(
             f"{c} {s:.0f}s" for c, s in sorted(ctx.seconds.items(), key=lambda x: -x[1])))
@@ -149,16 +150,16 @@ class CheckStages(TreeStages):
         bad_series = [n for n, r in self.series_results.items()
                       if r.status in ("fail", "warn")]
         if self.mode == "test":
-            self.negative_controls(st, tree, ctx)
+            self.negative_controls(stage, tree, ctx)
         # Leave the tree and its build at the tip: that is the patched kernel.
         self.checkout(tree, self.tip)
         self.build(tree, out, "build-series", ["W=1"])
-        st.summary = (f"{len(self.patch_reports)} patches x {len(checks.CHECKS)} checks: "
-                      f"{len(bad)} patch(es) failing; warnings (patch:check) "
-                      f"{', '.join(warned) or 'none'}; series checks "
-                      f"{'ok' if not bad_series else 'NOT GREEN: ' + ', '.join(bad_series)}")
+        stage.summary = (f"{len(self.patch_reports)} patches x {len(checks.CHECKS)} checks: "
+                         f"{len(bad)} patch(es) failing; warnings (patch:check) "
+                         f"{', '.join(warned) or 'none'}; series checks "
+                         f"{'ok' if not bad_series else 'NOT GREEN: ' + ', '.join(bad_series)}")
         if bad or bad_series:
-            raise StageFailed(st.summary)
+            raise StageFailed(stage.summary)
 
     # -- the bot's builds -------------------------------------------------
     def object_builds(self, tree, sources):
@@ -212,8 +213,7 @@ class CheckStages(TreeStages):
     def check_commits(self, tree, commits, ctx):
         reports = []
         for i, (ser, patch, sha) in enumerate(commits, 1):
-            subject = subprocess.check_output(["git", "-C", str(tree), "log", "-1", "--format=%s",
-                                               sha], text=True).strip()
+            subject = git(tree, "log", "-1", "--format=%s", sha)
             log(f"  [{i}/{len(commits)}] {ser.name}: {subject}")
             r = checks.PatchReport(i, ser.name, sha, subject)
             res = r.results
@@ -255,7 +255,7 @@ class CheckStages(TreeStages):
         return reports
 
     # -- negative controls (test mode) ---------------------------------------
-    def negative_controls(self, st, tree, ctx):
+    def negative_controls(self, stage, tree, ctx):
         """Each crafted patch applied on the tip; every check named for it
         must fail it, naming its fault; a series made to break the series
         rules must fail each of them."""
@@ -267,10 +267,9 @@ class CheckStages(TreeStages):
                                  str(CONTROLS / name)], text=True, capture_output=True,
                                 env=env)
             if am.returncode:
-                subprocess.run(["git", "-C", str(tree), "am", "--abort"], check=False)
+                git(tree, "am", "--abort", check=False)
                 raise StageFailed(f"negative control {name} does not apply: {am.stderr[:500]}")
-            sha = subprocess.check_output(["git", "-C", str(tree), "rev-parse", "HEAD"],
-                                          text=True).strip()
+            sha = git(tree, "rev-parse", "HEAD")
             log(f"  negative control {name}")
             ctx.recipients[sha] = CONTROL_RECIPIENTS
             ser = series.Series("net-next", f"negative-control/{name}", Path("."), 1)
@@ -293,16 +292,16 @@ class CheckStages(TreeStages):
                     verdict, msg = "fail", f"{check} failed, but not for '{text}': {res.message}"
                 else:
                     verdict, msg = "pass", f"fails: {res.message}"
-                st.cases.append(report.Case("checks.self-test", f"{name} {check}", verdict,
-                                            msg[:500]))
+                stage.cases.append(report.Case("checks.self-test", f"{name} {check}", verdict,
+                                               msg[:500]))
                 if verdict == "fail":
                     problems.append(f"{name}: {msg[:200]}")
         for check, want in BAD_SERIES_FAILS.items():
             res = checks.SERIES_FUNCS[check](BAD_SERIES)
             ok = res.status == want
-            st.cases.append(report.Case("checks.self-test", f"bad series {check}",
-                                        "pass" if ok else "fail",
-                                        f"{res.status}: {res.message}"))
+            stage.cases.append(report.Case("checks.self-test", f"bad series {check}",
+                                           "pass" if ok else "fail",
+                                           f"{res.status}: {res.message}"))
             if not ok:
                 problems.append(f"bad series: {check} gave {res.status}, want {want}")
         self.checkout(tree, self.tip)

@@ -8,22 +8,17 @@ together and runs them.
 
 import os
 import re
-import subprocess
-import sys
 import time
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
+
+from common.cache import cache_dir
+from common.proc import run_tee
 
 ROOT = Path(__file__).resolve().parents[1]
-# The project's Python modules, importable from the stages and from the
-# pipeline's own tests (host-tests passes the same list as PYTHONPATH).
-PYTHONPATH = [str(ROOT / "tools/series"), str(ROOT / "ci"), str(ROOT / "kunit"),
-              str(ROOT / "tools/bench")]
-sys.path[:0] = PYTHONPATH
-
-CACHE = Path(os.environ.get("PROJECT_CACHE",
-                            Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache"))
-                            / "mqbypass"))
+CACHE = cache_dir()
 WS = CACHE / "ws"
 # The test kernel's fragments; FRAGMENTS adds KERNEL_CONFIG's to them.
 TEST_FRAGMENTS = (ROOT / "kernel/configs/vng.config", ROOT / "kernel/configs/net-tests.config")
@@ -52,31 +47,21 @@ class Stage:
     status: str = "skip"  # pass | fail | skip
     seconds: float = 0.0
     summary: str = ""
-    cases: list = field(default_factory=list)  # report.Case
+    cases: list[Any] = field(default_factory=list)  # report.Case
     details: str = ""  # preformatted text for the summary, e.g. the VM matrix
 
 
-def log(msg=""):
+def log(msg: object = "") -> None:
     print(msg, flush=True)
 
 
-def sh(cmd, log_path=None, cwd=None, env=None, check=True, progress=None):
+def sh(cmd: Sequence[str | os.PathLike[str]], log_path: str | Path | None = None,
+       cwd: str | Path | None = None, env: dict[str, str] | None = None, check: bool = True,
+       progress: Callable[[str], object] | None = None) -> tuple[int | None, str]:
     """Run a command, output to log_path; optional progress(line) callback."""
     env = {**os.environ, "PROJECT_CACHE": str(CACHE), **(env or {})}
-    out = open(log_path, "a") if log_path else None
-    lines = []
-    with subprocess.Popen(cmd, cwd=cwd, env=env, text=True, errors="replace",
-                          stdout=subprocess.PIPE, stderr=subprocess.STDOUT) as proc:
-        for line in proc.stdout:
-            lines.append(line)
-            if out:
-                out.write(line)
-            if progress:
-                progress(line.rstrip("\n"))
-        code = proc.wait()
-    if out:
-        out.close()
-    text = "".join(lines)
+    done = run_tee(cmd, cwd=cwd, env=env, log_path=log_path, append=True, echo=progress)
+    code, text = done.code, done.text
     if check and code:
         tail = "\n".join(text.strip().splitlines()[-15:])
         raise StageFailed(f"{' '.join(map(str, cmd))} exited {code}\n{tail}")
@@ -86,10 +71,10 @@ def sh(cmd, log_path=None, cwd=None, env=None, check=True, progress=None):
 class BuildProgress:
     """Print a line every N compiled objects instead of make's full output."""
 
-    def __init__(self, label, every=250):
+    def __init__(self, label: str, every: int = 250) -> None:
         self.label, self.every, self.n, self.t0 = label, every, 0, time.monotonic()
 
-    def __call__(self, line):
+    def __call__(self, line: str) -> None:
         if re.match(r"^\s+(CC|LD|AR|AS)\b", line):
             self.n += 1
             if self.n % self.every == 0:
@@ -99,11 +84,13 @@ class BuildProgress:
 
 
 class StageSet:
-    """Base of the per-job stage classes. A stage is a method stage_<name>(st)
-    filling in st (summary, cases) and raising StageFailed on failure. The
+    """Base of the per-job stage classes. A stage is a method stage_<name>(stage)
+    filling in stage (summary, cases) and raising StageFailed on failure. The
     state stages hand on (set up by pipeline.Pipeline) is on self: mode,
     results, base (BASE_* of the base tree), ws, series_tree, tip_commit,
     applied, patch_reports, series_results."""
 
-    def logfile(self, name):
+    results: Path
+
+    def logfile(self, name: str) -> Path:
         return self.results / "logs" / f"{name}.log"

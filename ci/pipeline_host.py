@@ -12,8 +12,8 @@ import xml.etree.ElementTree as ET
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
-from pipeline_common import CACHE, PYTHONPATH, ROOT, StageFailed, StageSet, sh
-import report
+from ci.pipeline_common import CACHE, ROOT, StageFailed, StageSet, sh
+from ci import report
 
 BUILD = ROOT / "build/cxx"
 
@@ -113,9 +113,9 @@ def tidy_key(files, build, version):
 
 
 class HostStages(StageSet):
-    def stage_setup(self, st):
+    def stage_setup(self, stage):
         sh(["bash", str(ROOT / "ci/setup-host.sh")], self.logfile("setup"))
-        st.summary = "host packages present"
+        stage.summary = "host packages present"
 
     def khdr(self):
         """The patched tree's uapi headers (make headers_install), as
@@ -129,7 +129,7 @@ class HostStages(StageSet):
             f"INSTALL_HDR_PATH={out / 'usr'}"], self.logfile("userspace"))
         return out / "usr/include"
 
-    def stage_userspace(self, st):
+    def stage_userspace(self, stage):
         env = {"CCACHE_DIR": str(CACHE / "ccache")}
         khdr = self.khdr()
         # compile_commands.json is what clang-tidy in host-tests reads.
@@ -139,43 +139,41 @@ class HostStages(StageSet):
            self.logfile("userspace"), env=env)
         sh(["cmake", "--build", str(BUILD), f"-j{os.cpu_count()}"], self.logfile("userspace"),
            env=env)
-        st.summary = (f"C++ selftests and tools built in {BUILD} against "
-                      f"{khdr or 'the system uapi headers (no kernel tree)'}")
+        stage.summary = (f"C++ selftests and tools built in {BUILD} against "
+                         f"{khdr or 'the system uapi headers (no kernel tree)'}")
 
-    def stage_host_tests(self, st):
+    def stage_host_tests(self, stage):
         junit = self.results / "ctest.xml"
         junit.unlink(missing_ok=True)
         code, out = sh(["ctest", "--test-dir", str(BUILD), "--output-on-failure",
                         "--output-junit", str(junit)], self.logfile("host-tests"), check=False)
         ctest = ctest_cases(junit)
         if ctest:
-            st.cases.extend(ctest)
+            stage.cases.extend(ctest)
             n = {k: sum(c.status == k for c in ctest) for k in ("pass", "fail", "skip")}
             ctest_text = (f"ctest: {n['pass']}/{n['pass'] + n['fail']} passed"
                           + (f" ({n['skip']} skipped)" if n["skip"] else ""))
         else:
-            st.cases.append(report.Case("host", "ctest", "fail",
-                                        f"no test results in {junit}: {out[-500:]}"))
+            stage.cases.append(report.Case("host", "ctest", "fail",
+                                           f"no test results in {junit}: {out[-500:]}"))
             ctest_text = "ctest: no results"
-        tests = str(ROOT / "ci/tests")
-        pcode, pout = sh([sys.executable, "-m", "unittest", "discover", "-s", tests, "-t", tests,
-                          "-v"],
-                         self.logfile("host-tests"), check=False,
-                         env={"PYTHONPATH": os.pathsep.join(PYTHONPATH)})
+        # From the top: the tests import ci, common, kunit and tools as packages.
+        pcode, pout = sh([sys.executable, "-m", "unittest", "discover", "-s", "ci/tests",
+                          "-t", ".", "-v"], self.logfile("host-tests"), cwd=ROOT, check=False)
         pm = re.search(r"Ran (\d+) tests?", pout)
         for line in pout.splitlines():
             mm = re.match(r"^(test\w+) \(([\w.]+)\).*\.\.\. (ok|FAIL|ERROR|skipped.*)$", line)
             if mm:
                 status = {"ok": "pass", "FAIL": "fail", "ERROR": "fail"}.get(mm[3], "skip")
-                st.cases.append(report.Case("host.pipeline", f"{mm[2]}.{mm[1]}", status, ""))
-        lint = self.lint(st)
-        st.summary = (f"{ctest_text}; pipeline self-tests: "
-                      f"{pm[1] if pm else 0} run, {'ok' if pcode == 0 else 'FAILED'}; "
-                      f"lint: {'ok' if not lint else 'FAILED ' + ', '.join(lint)}")
+                stage.cases.append(report.Case("host.pipeline", f"{mm[2]}.{mm[1]}", status, ""))
+        lint = self.lint(stage)
+        stage.summary = (f"{ctest_text}; pipeline self-tests: "
+                         f"{pm[1] if pm else 0} run, {'ok' if pcode == 0 else 'FAILED'}; "
+                         f"lint: {'ok' if not lint else 'FAILED ' + ', '.join(lint)}")
         if code or not ctest or pcode or not pm or lint:
-            raise StageFailed(st.summary)
+            raise StageFailed(stage.summary)
 
-    def lint(self, st):
+    def lint(self, stage):
         """shellcheck on the shell glue, clang-format and clang-tidy on the C++
         sources, flake8 on the Python; the names of the failing ones."""
         failed = []
@@ -189,15 +187,15 @@ class HostStages(StageSet):
                           ("flake8", ["flake8", *python_files(files)]),
                           ("workflow", ["bash", str(ROOT / "ci/lint-workflow.sh")])):
             code, out = sh(cmd, self.logfile("host-tests"), cwd=ROOT, check=False)
-            st.cases.append(report.Case("host.lint", name, "pass" if code == 0 else "fail",
-                                        out[-1000:]))
+            stage.cases.append(report.Case("host.lint", name, "pass" if code == 0 else "fail",
+                                           out[-1000:]))
             if code:
                 failed.append(name)
-        if not self.clang_tidy(st, cxx):
+        if not self.clang_tidy(stage, cxx):
             failed.append("clang-tidy")
         return failed
 
-    def clang_tidy(self, st, cxx):
+    def clang_tidy(self, stage, cxx):
         """clang-tidy on the .cpp files; headers are checked through the files
         that include them (.clang-tidy's HeaderFilterRegex). It takes minutes
         (about 9 s of CPU per file), so a run whose inputs are those of the
@@ -207,8 +205,8 @@ class HostStages(StageSet):
         key = tidy_key(cxx, BUILD, version)
         stamp = CACHE / "clang-tidy-clean"
         if stamp.is_file() and stamp.read_text().strip() == key:
-            st.cases.append(report.Case("host.lint", "clang-tidy", "pass",
-                                        "no C++ change since the last clean run"))
+            stage.cases.append(report.Case("host.lint", "clang-tidy", "pass",
+                                           "no C++ change since the last clean run"))
             return True
         findings, seconds, broken = run_clang_tidy(sources, BUILD, os.cpu_count() or 1,
                                                    self.logfile("host-tests"))
@@ -216,8 +214,8 @@ class HostStages(StageSet):
         broken = [os.path.relpath(f, ROOT) for f in broken]
         message = (f"{len(findings)} finding(s) in {len(sources)} files, {seconds:.0f}s"
                    + (f"; failed on {', '.join(broken)}" if broken else ""))
-        st.cases.append(report.Case("host.lint", "clang-tidy", "pass" if ok else "fail",
-                                    message, "\n".join(findings)[-4000:]))
+        stage.cases.append(report.Case("host.lint", "clang-tidy", "pass" if ok else "fail",
+                                       message, "\n".join(findings)[-4000:]))
         if ok:
             stamp.parent.mkdir(parents=True, exist_ok=True)
             stamp.write_text(key + "\n")

@@ -6,17 +6,17 @@ archive with the workspace's tree, a Reviewed-by: reply collected with
 series with its per-patch checks, and the bad input the bot must name
 (results/mailing-list/mail.md)."""
 
-from pipeline_common import BRANCH_PREFIX, WS, StageFailed, log
-from pipeline_submit import FALLBACK_SENDER
-from pipeline_tree import TreeStages
-import mailflow
-import mlist
-import report
-import series
+from ci.pipeline_common import BRANCH_PREFIX, WS, StageFailed, log
+from ci.pipeline_submit import FALLBACK_SENDER
+from ci.pipeline_tree import TreeStages
+from tools.series import mailflow
+from tools.series import mlist
+from ci import report
+from tools.series import series
 
 
 class MailStages(TreeStages):
-    def stage_mailing_list(self, st):
+    def stage_mailing_list(self, stage):
         try:
             identity = series.submitter_identity(self.series_tree)
         except series.SeriesError:
@@ -33,31 +33,31 @@ class MailStages(TreeStages):
                                    build=build)
         except (mlist.ListError, series.SeriesError) as err:
             raise StageFailed(f"mailing list: {err}") from None
-        cases_of(out, st)
+        cases_of(out, stage)
         if out.failed:
             raise StageFailed(f"mailing list: {len(out.failed)} failure(s):\n"
                               + "\n".join(out.failed))
         c = out.counts
-        st.summary = (f"{len(out.jobs)} series sent with b4 over SMTP on 127.0.0.1, archived, "
-                      f"applied back from the archive with the workspace trees, trailer "
-                      f"collected, v2 compared, bot replies; bad input named by the bot "
-                      f"({', '.join(b.name for b in out.bad)}); {c['accepted']} messages in, "
-                      f"{c['archived']} archived; report "
-                      f"{self.results / 'mailing-list/mail.md'}")
+        stage.summary = (f"{len(out.jobs)} series sent with b4 over SMTP on 127.0.0.1, archived, "
+                         f"applied back from the archive with the workspace trees, trailer "
+                         f"collected, v2 compared, bot replies; bad input named by the bot "
+                         f"({', '.join(b.name for b in out.bad)}); {c['accepted']} messages in, "
+                         f"{c['archived']} archived; report "
+                         f"{self.results / 'mailing-list/mail.md'}")
 
 
-def cases_of(out, st):
+def cases_of(out, stage):
     """The report's cases: each step of each series, each bad input, the count."""
     for j in out.jobs:
         for step, status, secs, detail in j.steps:
-            st.cases.append(report.Case(f"mail.{j.name}", step, status,
-                                        f"{secs:.0f}s {detail}".strip()))
+            stage.cases.append(report.Case(f"mail.{j.name}", step, status,
+                                           f"{secs:.0f}s {detail}".strip()))
     for b in out.bad:
-        st.cases.append(report.Case("mail.bad-input", b.name, b.status, b.detail))
+        stage.cases.append(report.Case("mail.bad-input", b.name, b.status, b.detail))
     c = out.counts
     if c:
         lost = c["accepted"] != c["archived"] or c["failed"] or c["lost"]
-        st.cases.append(report.Case("mail.archive", "messages in = messages archived",
-                                    "fail" if lost else "pass",
-                                    f"{c['accepted']} accepted, {c['archived']} archived, "
-                                    f"{c['failed']} failed, lost {c['lost']}"))
+        stage.cases.append(report.Case("mail.archive", "messages in = messages archived",
+                                       "fail" if lost else "pass",
+                                       f"{c['accepted']} accepted, {c['archived']} archived, "
+                                       f"{c['failed']} failed, lost {c['lost']}"))

@@ -10,11 +10,11 @@ each prerequisite as merged, so a blocked series goes through b4 as it will
 be posted (on the base with its prerequisite merged, no prerequisite ids),
 and reports the real order: what can be posted now, what waits for what."""
 
-from pipeline_common import BRANCH_PREFIX, StageFailed, log
-from pipeline_tree import TreeStages
-import b4flow
-import report
-import series
+from ci.pipeline_common import BRANCH_PREFIX, StageFailed, log
+from ci.pipeline_tree import TreeStages
+from tools.series import b4flow
+from ci import report
+from tools.series import series
 
 # The dry run needs a sender other than the role identity; a machine without
 # a git identity sends (to nowhere) as this one.
@@ -35,7 +35,7 @@ def posting_order(all_series):
 
 
 class SubmitStages(TreeStages):
-    def stage_submission(self, st):
+    def stage_submission(self, stage):
         try:
             identity = series.submitter_identity(self.series_tree)
         except series.SeriesError:
@@ -43,9 +43,9 @@ class SubmitStages(TreeStages):
             log(f"  no git user.name/user.email: the dry run sends as {identity[0]} "
                 f"<{identity[1]}>")
         all_series = series.load_series()
-        st.details, order, cases = posting_order(all_series)
-        st.cases += cases
-        log(st.details)
+        stage.details, order, cases = posting_order(all_series)
+        stage.cases += cases
+        log(stage.details)
         prerequisites = sorted({s.depends for s in all_series if s.depends})
         try:
             jobs = b4flow.run_all(self.series_tree, self.base["BASE_TAG"],
@@ -56,12 +56,12 @@ class SubmitStages(TreeStages):
             jobs, failed = getattr(err, "jobs", []), err
         for j in jobs:
             for step, status, secs, detail in j.steps:
-                st.cases.append(report.Case(f"b4.{j.name}", step, status,
-                                            f"{secs:.0f}s {detail}".strip()))
+                stage.cases.append(report.Case(f"b4.{j.name}", step, status,
+                                               f"{secs:.0f}s {detail}".strip()))
         if failed:
             raise StageFailed(f"b4: {failed}")
         taken = (f" ({', '.join(prerequisites)} taken as merged: the series building on it "
                  "go through b4 as they will be posted)" if prerequisites else "")
-        st.summary = (f"{len(jobs)} series through b4 prep/check/send -o; mbox round trip "
-                      f"gives the workspace trees{taken}; {order}; report "
-                      f"{self.results / 'b4/b4.md'}")
+        stage.summary = (f"{len(jobs)} series through b4 prep/check/send -o; mbox round trip "
+                         f"gives the workspace trees{taken}; {order}; report "
+                         f"{self.results / 'b4/b4.md'}")

@@ -9,10 +9,10 @@ import shutil
 import subprocess
 from pathlib import Path
 
-from pipeline_common import (BRANCH_PREFIX, CACHE, FRAGMENTS, ROOT, X86_BUILD, BuildProgress,
-                             StageFailed, StageSet, log, sh)
-import report
-import series
+from ci.pipeline_common import (BRANCH_PREFIX, CACHE, FRAGMENTS, ROOT, X86_BUILD, BuildProgress,
+                                StageFailed, StageSet, log, sh)
+from ci import report
+from tools.series import series
 
 
 class TreeStages(StageSet):
@@ -48,7 +48,7 @@ class TreeStages(StageSet):
         sh(["git", "-C", str(tree), "checkout", "-q", "--detach", rev])
 
     # -- stages ---------------------------------------------------------
-    def stage_base(self, st):
+    def stage_base(self, stage):
         if self.kernel_src:
             src = Path(self.kernel_src).resolve()
             rev = os.environ.get("KERNEL_BASE", "HEAD")
@@ -58,7 +58,7 @@ class TreeStages(StageSet):
             # Worktrees of the user's repository live apart from the pinned base's.
             digest = hashlib.sha256(str(src).encode()).hexdigest()[:12]
             self.ws = CACHE / f"ws-{digest}"
-            st.summary = f"user tree {src} at {sha.strip()[:12]}"
+            stage.summary = f"user tree {src} at {sha.strip()[:12]}"
             return
         _, out = sh(["bash", str(ROOT / "kernel/fetch-base.sh")], self.logfile("base"))
         self.base = dict(re.findall(r"^(BASE_\w+)=(.*)$", out, re.M))
@@ -69,11 +69,11 @@ class TreeStages(StageSet):
                      self.base["BASE_VERSION"], self.base["BASE_TARBALL"],
                      self.base["BASE_TARBALL_SHA256"]], self.logfile("base"))
         self.base.update(re.findall(r"^(BASE_\w+)=(.*)$", out, re.M))
-        st.summary = (f"{self.base['BASE_PACKAGE']} {self.base['BASE_VERSION']} "
-                      f"({'pinned' if self.base['BASE_PINNED'] == 'yes' else 'FALLBACK'}), "
-                      f"sha256 {self.base['BASE_TARBALL_SHA256'][:16]}")
+        stage.summary = (f"{self.base['BASE_PACKAGE']} {self.base['BASE_VERSION']} "
+                         f"({'pinned' if self.base['BASE_PINNED'] == 'yes' else 'FALLBACK'}), "
+                         f"sha256 {self.base['BASE_TARBALL_SHA256'][:16]}")
 
-    def stage_apply(self, st):
+    def stage_apply(self, stage):
         tree = self.worktree("series", self.base["BASE_TAG"])
         applied = series.apply(tree, self.base["BASE_TAG"], prefix=BRANCH_PREFIX,
                                log=lambda m: log(m))
@@ -82,7 +82,7 @@ class TreeStages(StageSet):
         self.applied = applied
         self.tip_commit = series.git(tree, "rev-parse", f"{BRANCH_PREFIX}all")
         for ser, patch, _ in applied:
-            st.cases.append(report.Case("apply", f"{ser.name}/{patch.name}", "pass", "applied"))
+            stage.cases.append(report.Case("apply", f"{ser.name}/{patch.name}", "pass", "applied"))
         # Round trip: exporting what was applied reproduces patches/ exactly.
         out = self.results / "roundtrip"
         shutil.rmtree(out, ignore_errors=True)
@@ -90,17 +90,17 @@ class TreeStages(StageSet):
             series.export(tree, self.base["BASE_TAG"], out, prefix=BRANCH_PREFIX)
             code, diff = subprocess.getstatusoutput(
                 " && ".join(f"diff -r {ROOT / 'patches' / t} {out / t}" for t in series.TREES))
-            st.cases.append(report.Case("apply", "export-roundtrip",
-                                        "pass" if code == 0 else "fail", diff[:2000]))
+            stage.cases.append(report.Case("apply", "export-roundtrip",
+                                           "pass" if code == 0 else "fail", diff[:2000]))
             if code:
                 raise StageFailed(f"apply-then-export differs from patches/:\n{diff[:1500]}")
         names = sorted({ser.name for ser, _, _ in applied})
-        st.summary = (f"{len(applied)} patches of {len(names)} series ({', '.join(names)}) applied "
-                      "with git am --3way, export round trip exact")
+        stage.summary = (f"{len(applied)} patches of {len(names)} series ({', '.join(names)}) "
+                         "applied with git am --3way, export round trip exact")
         self.series_tree = tree
 
-    def stage_build_base(self, st):
+    def stage_build_base(self, stage):
         src = self.worktree("base", self.base["BASE_TAG"])
         self.base_build = self.ws / "base" / X86_BUILD
         self.build(src, self.base_build, "build-base", ["W=1"])
-        st.summary = f"base kernel built in {self.base_build}"
+        stage.summary = f"base kernel built in {self.base_build}"

@@ -7,7 +7,7 @@ well as a test failing on the patched one. Besides:
 
 - an expected "fail" names what must be seen (``shows``: an errno name, an
   extack text or a counter value) in that case's diagnostics, the KTAP "#"
-  lines before its result line (for an exit-code program, its output); a
+  lines before its result line; a
   failure that does not show them "failed for another reason";
 - a program's KTAP plan and exit code count: a crash or an exit code its
   results do not imply, a missing plan or one that differs from the results,
@@ -20,257 +20,33 @@ well as a test failing on the patched one. Besides:
   other case must pass on every kernel; all cases skipped, no plan, or an
   exit code its results do not imply fail the stage.
 
-KTAP is read with the kernel tree's tools/testing/kunit/kunit_parser.py when
-the tree is given (see parse_results()).
+KTAP is read by ci/ktap_parse.py, with the kernel tree's
+tools/testing/kunit/kunit_parser.py when the tree is given.
 """
 
 import errno
-import importlib
-import inspect
-import io
 import json
 import os
 import re
 import subprocess
-import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 
-import report
-import vm
+from ci import report
+from ci.ktap_parse import Ktap, parse_results, parse_tdc
+from common.programs import PROGRAMS_TXT, read_programs
+from ci import vm
 
 ROOT = Path(__file__).resolve().parents[1]
-# Colour codes, which lib/py's ktap_result() adds on a terminal.
-ANSI_RE = re.compile(r"\x1b\[[0-9;]*m")
 
 
 @dataclass
-class Outcome:
+class MatrixVerdict:
     ok: bool = True
     summary: str = ""
     matrix: str = ""
     cases: list = field(default_factory=list)
     problems: list = field(default_factory=list)
-
-
-# ---- KTAP of the judged programs: results, plan and each case's diagnostics ----
-
-@dataclass
-class CaseResult:
-    status: str  # pass | fail | skip
-    reason: str = ""  # of a SKIP
-    diag: list = field(default_factory=list)  # the case's lines before its result, "#" off
-
-
-@dataclass
-class Ktap:
-    plan: int | None = None  # N of "1..N"; None without a plan
-    results: list = field(default_factory=list)  # [(name, CaseResult)] in output order
-    problems: list = field(default_factory=list)  # what the parser found wrong
-    parser: str = ""
-
-    @property
-    def cases(self):
-        return dict(self.results)
-
-
-def _diag(lines):
-    """Diagnostic lines without their "#" and blanks."""
-    out = []
-    for line in lines:
-        text = line.strip()
-        text = text[1:].strip() if text.startswith("#") else text
-        if text:
-            out.append(text)
-    return out
-
-
-HEADER_RE = re.compile(r"^\s*K?TAP version \d+\s*$")
-PLAN_RE = re.compile(r"^1\.\.(\d+)")
-RESULT_RE = re.compile(r"^(?P<not>not )?ok (?P<n>\d+)(?: -)?(?: (?P<name>[^#]*?))?\s*"
-                       r"(?:# (?P<dir>\w+)\b ?(?P<why>.*))?$")
-
-
-def parse_small(lines):
-    """The top level of a KTAP stream, for when no kernel tree is at hand.
-
-    The same reading as parse_kunit(): the diagnostics of a case are the lines
-    between the result before it and its own; a directive SKIP makes a skip,
-    "ok ... # XFAIL" (lib/py's expected failure) an xfail, any other leaves
-    ok/not ok as it is; results are numbered
-    1, 2, ... The two differ where the programs judged here do not go: nested
-    subtests (indented), which kunit_parser reads as subtests, count here as
-    diagnostics of their parent, and a plan may follow the results.
-    """
-    k = Ktap(parser="small")
-    started, pending = False, []
-    for line in lines:
-        if not started:
-            started = bool(HEADER_RE.match(line))
-            continue
-        m = PLAN_RE.match(line)
-        if m and k.plan is None:
-            k.plan = int(m[1])
-            continue
-        m = RESULT_RE.match(line)
-        if not m:
-            pending.append(line)
-            continue
-        name = (m["name"] or "").strip()
-        if int(m["n"]) != len(k.results) + 1:
-            k.problems.append(f"{name}: Expected test number {len(k.results) + 1} "
-                              f"but found {m['n']}")
-        if m["dir"] == "SKIP":
-            res = CaseResult("skip", (m["why"] or "").strip())
-        elif m["dir"] == "XFAIL" and not m["not"]:
-            res = CaseResult("xfail", (m["why"] or "").strip())
-        else:
-            res = CaseResult("fail" if m["not"] else "pass")
-        res.diag = _diag(pending)
-        pending = []
-        k.results.append((name, res))
-    if not started:
-        k.problems.append("no KTAP version line")
-    return k
-
-
-TDC_RESULT_RE = re.compile(r"^(?P<not>not )?ok (?P<n>\d+) (?P<id>\S+) - (?P<name>.*?)"
-                           r"(?: # skipped - (?P<why>.*))?$")
-
-
-def parse_tdc(text):
-    """Ktap of tdc's TAP (tc-testing.sh's output): its cases named by their
-    tdc id. tdc prints its own progress, then "1..N" and the results; it
-    writes a failure's steps after a tab on the result line and its message
-    on the lines after it, so a case's diagnostics are what follows its
-    result line. Results before the plan are not read: tdc prints none
-    there, and without a plan the runner never got to its results."""
-    k = Ktap(parser="tdc")
-    current = None
-    for raw in text.splitlines():
-        line = ANSI_RE.sub("", raw).rstrip()
-        if k.plan is None:
-            if m := PLAN_RE.match(line):
-                k.plan = int(m[1])
-            continue
-        head, _, rest = line.partition("\t")
-        m = TDC_RESULT_RE.match(head)
-        if not m:
-            if current is not None:
-                current.diag += _diag([line])
-            continue
-        if int(m["n"]) != len(k.results) + 1:
-            k.problems.append(f"{m['id']}: Expected test number {len(k.results) + 1} "
-                              f"but found {m['n']}")
-        if m["why"] is not None:
-            current = CaseResult("skip", m["why"].strip())
-        else:
-            current = CaseResult("fail" if m["not"] else "pass")
-        current.diag = _diag([rest])
-        k.results.append((m["id"], current))
-    return k
-
-
-_KUNIT = {}
-
-
-def _kunit_modules(tree):
-    """(kunit_parser, kunit_printer) of tree/tools/testing/kunit, or None
-    when the tree has none or one whose interface does not fit."""
-    kdir = Path(tree) / "tools/testing/kunit" if tree else None
-    if kdir is None or not (kdir / "kunit_parser.py").is_file():
-        return None
-    key = str(kdir.resolve())
-    if key not in _KUNIT:
-        sys.path.insert(0, key)
-        try:
-            # kunit_parser imports kunit_printer by name: both from this tree.
-            for name in ("kunit_printer", "kunit_parser"):
-                mod = sys.modules.get(name)
-                if mod is not None and Path(mod.__file__).resolve().parent != Path(key):
-                    del sys.modules[name]
-            modules = (importlib.import_module("kunit_parser"),
-                       importlib.import_module("kunit_printer"))
-            _KUNIT[key] = modules if kunit_api_fits(modules) else None
-        finally:
-            sys.path.remove(key)
-    return _KUNIT[key]
-
-
-def parse_kunit(lines, modules):
-    """The top level of a KTAP stream read by the tree's kunit_parser.
-
-    It fits the programs judged here (flat KTAP from the C++ programs and
-    lib/py, "# SKIP" and "# XFAIL" directives, diagnostics before each
-    result), with three things around it: an XFAIL, which it reads as a
-    pass, is read back from the line; parse_test() stops at the plan, so
-    results past it are read here with the same parse_test(); and the
-    parser's errors only go to its printer, so they are read back from it.
-    """
-    kp, kprinter = modules
-    buf = io.StringIO()
-    printer = kprinter.Printer(output=buf)  # not a terminal: no colour codes
-    stream = kp.extract_tap_lines(lines)
-    k = Ktap(parser="kunit_parser")
-    if not stream:
-        k.problems.append("no KTAP version line")
-        return k
-    main = kp.parse_test(stream, 0, [], False, printer)
-    k.plan = main.expected_count
-    subtests = list(main.subtests)
-    while stream:
-        log = kp.parse_diagnostic(stream)
-        if stream:
-            subtests.append(kp.parse_test(stream, len(subtests) + 1, log, True, printer))
-    status = {kp.TestStatus.SUCCESS: "pass", kp.TestStatus.FAILURE: "fail",
-              kp.TestStatus.SKIPPED: "skip"}
-    # kunit_parser reads "ok N name # XFAIL why" as a pass: the top-level
-    # XFAIL results, in order, from the lines.
-    xfails = [m for m in map(RESULT_RE.match, lines)
-              if m and m["dir"] == "XFAIL" and not m["not"]]
-    for sub in subtests:
-        if not sub.name and sub.status in (kp.TestStatus.TEST_CRASHED, kp.TestStatus.NO_TESTS):
-            continue  # a result the plan promised and the output lacks, or no result at all
-        res = CaseResult(status.get(sub.status, "fail"), sub.skip_reason.strip(), _diag(sub.log))
-        name = sub.name.strip()
-        x = next((m for m in xfails if (m["name"] or "").strip() == name
-                  and int(m["n"]) == len(k.results) + 1), None)
-        if x is not None and res.status == "pass":
-            res.status, res.reason = "xfail", (x["why"] or "").strip()
-        k.results.append((name, res))
-    for line in buf.getvalue().splitlines():
-        m = re.search(r"\[ERROR\] Test: (.*)$", line)
-        # Missing results and a missing plan are judged from plan and results.
-        judged_here = ("missing expected subtest!", "0 tests run!", "No more test results!")
-        if m and not m[1].endswith(judged_here):
-            k.problems.append(m[1])
-    return k
-
-
-def parse_results(text, tree=""):
-    """Ktap of a judged program's output: read with the kernel tree's
-    kunit_parser when the tree has one (the VM stage passes the patched
-    tree), else with parse_small(). The pipeline's own tests also run on a
-    fresh host before any tree is fetched; ci/tests/test_matrix.py checks
-    that both read the recorded outputs alike."""
-    lines = [ANSI_RE.sub("", ln).rstrip() for ln in text.splitlines()]
-    modules = _kunit_modules(tree)
-    return parse_kunit(lines, modules) if modules else parse_small(lines)
-
-
-def kunit_api_fits(modules):
-    """Whether the tree's kunit_parser has the interface parse_kunit() calls
-    (a Printer passed to parse_test(), as in 7.3); a tree whose parser
-    lacks it (the 6.12 and 6.1 stable trees) has its KTAP read by
-    parse_small()."""
-    if not modules:
-        return False
-    kp, kprinter = modules
-    try:
-        params = inspect.signature(kp.parse_test).parameters
-    except (TypeError, ValueError):
-        return False
-    return "printer" in params and hasattr(kprinter, "Printer")
 
 
 # ---- judging ----
@@ -297,8 +73,6 @@ def rc_problem(rc, kind, statuses):
         what += f" (killed by signal {rc - 128})"
     elif rc == 127:
         what += " (command not found)"
-    if kind == "exit":
-        return "" if rc in (0, 1, 4) else f"crashed: {what}"
     # tdc exits 1 when a case failed, else 0, and 4 when it found no case.
     want = (({1} if "fail" in statuses else {0}) if statuses else {4}) if kind == "tdc" \
         else expected_rc(statuses)
@@ -423,14 +197,9 @@ def expected_cases(expect, progs):
     return {(prog, case) for prog, _ in progs for case in expect.get(prog, {})}
 
 
-def programs(path=ROOT / "selftests/programs.txt"):
-    """[(name, kind)] in file order."""
-    progs = []
-    for line in Path(path).read_text().splitlines():
-        if line.strip() and not line.startswith("#"):
-            name, kind = line.split()[:2]
-            progs.append((name, kind))
-    return progs
+def programs(path=PROGRAMS_TXT):
+    """[(name, kind)] of programs.txt (common.programs) in file order."""
+    return [(p.name, p.kind) for p in read_programs(path)]
 
 
 @dataclass
@@ -442,12 +211,12 @@ class ProgramRun:
     seconds: int | None = None  # wall time, from run-in-vm.sh
 
 
-def read_program(rw, prog, kind, tree=""):
-    """The ProgramRun of prog from rw (run-in-vm.sh's OUT/<name>.{ktap,rc,out,stderr})."""
-    rw = Path(rw)
+def read_program(shared_dir, prog, kind, tree=""):
+    """The ProgramRun of prog from shared_dir (run-in-vm.sh's OUT/<name>.{ktap,rc,out,stderr})."""
+    shared_dir = Path(shared_dir)
 
     def text(ext):
-        f = rw / f"{prog}.{ext}"
+        f = shared_dir / f"{prog}.{ext}"
         return f.read_text(errors="replace") if f.is_file() else ""
 
     try:
@@ -460,13 +229,7 @@ def read_program(rw, prog, kind, tree=""):
         seconds = None
     if kind == "tdc":
         return ProgramRun(kind, rc, parse_tdc(text("ktap")), seconds)
-    ktap = parse_results(text("ktap"), tree)
-    if kind == "exit":
-        # run-in-vm.sh writes the one result; the program's output is its diagnostics.
-        diag = _diag((text("out") + "\n" + text("stderr")).splitlines())
-        for _, res in ktap.results:
-            res.diag = diag
-    return ProgramRun(kind, rc, ktap, seconds)
+    return ProgramRun(kind, rc, parse_results(text("ktap"), tree), seconds)
 
 
 def judge_case(entry, label, got, control=False):
@@ -519,12 +282,12 @@ def judge_case(entry, label, got, control=False):
 
 
 def judge(runs, expect, progs, labels, problems=None, listed_only=()):
-    """Outcome of the runs: {label: {program: ProgramRun}}, a kernel whose
+    """MatrixVerdict of the runs: {label: {program: ProgramRun}}, a kernel whose
     VM failed left out (its listed cases then never ran). problems: those
     found before (the VM boots), counted in the summary. listed_only: the
     labels whose tdc programs ran only their listed cases (tdc_subset()):
     an unlisted tdc case is judged on the other kernels."""
-    out = Outcome()
+    out = MatrixVerdict()
     problems = list(problems or [])
     kinds = dict(progs)
     # (prog, case) -> {label: CaseResult}; listed cases show as never run
@@ -663,7 +426,7 @@ def run_matrix(kernels, outdir, bindir=ROOT / "build/cxx", tree="", timeout=1800
     programs. before, after: functions of a kernel's results directory giving a shell
     command the VM runs before and after the programs (the debug kernels'
     fault injection and instrument dump); the VM's exit status stays
-    run-in-vm.sh's. Returns an Outcome with cases and matrix."""
+    run-in-vm.sh's. Returns an MatrixVerdict with cases and matrix."""
     expect = load_expectations() if expect is None else expect
     # Programs given: the VM runs only those.
     only = f" --only={','.join(p for p, _ in progs)}" if progs is not None else ""
@@ -671,32 +434,32 @@ def run_matrix(kernels, outdir, bindir=ROOT / "build/cxx", tree="", timeout=1800
     build_tree_helpers(tree, log)
     runs, boot_cases, problems, listed_only = {}, [], [], []
     for label, build in kernels.items():
-        rw = Path(outdir) / label
+        shared_dir = Path(outdir) / label
         log(f"  booting the {label} kernel (TCG) and running {len(progs)} program(s)")
         subset = tdc_subset(expect, progs, label, list(kernels))
         if subset:
             listed_only.append(label)
         cmd = (f"{subset}SELFTEST_KERNEL={selftest_kernel(label)} "
                f"CHURN_SECONDS={int(churn_seconds)} "
-               f"bash {ROOT}/selftests/run-in-vm.sh {rw} {bindir} {tree}{only}")
+               f"bash {ROOT}/selftests/run-in-vm.sh {shared_dir} {bindir} {tree}{only}")
         if before or after:
-            cmd = (f"{before(rw) + '; ' if before else ''}{cmd}; rc=$?; "
-                   f"{after(rw) + '; ' if after else ''}(exit $rc)")
-        res = vm.run_vm(build, cmd, rwdir=rw, timeout=timeout,
+            cmd = (f"{before(shared_dir) + '; ' if before else ''}{cmd}; rc=$?; "
+                   f"{after(shared_dir) + '; ' if after else ''}(exit $rc)")
+        res = vm.run_vm(build, cmd, rwdir=shared_dir, timeout=timeout,
                         log_path=Path(outdir) / f"{label}-console.log")
         log(f"    {label}: {res.reason()} after {res.seconds:.0f}s "
             f"(console: {res.log_path})")
         boot_cases.append(report.Case(f"vm.{label}", "boot and run", "pass" if res.ok else "fail",
                                       res.reason()))
-        if not res.ok or not (rw / "complete").is_file():
+        if not res.ok or not (shared_dir / "complete").is_file():
             problems.append(f"{label} VM: {res.reason()}")
             continue
-        if (rw / "no-timers").is_file():
+        if (shared_dir / "no-timers").is_file():
             problems.append(f"{label} VM: the kernel has no POSIX timers "
-                            f"({(rw / 'no-timers').read_text().strip()}): the runner's "
+                            f"({(shared_dir / 'no-timers').read_text().strip()}): the runner's "
                             "900 s limit per program and ping's -W never fire "
                             "(CONFIG_POSIX_TIMERS, kernel/configs/vng.config)")
-        runs[label] = {prog: read_program(rw, prog, kind, tree) for prog, kind in progs}
+        runs[label] = {prog: read_program(shared_dir, prog, kind, tree) for prog, kind in progs}
     out = judge(runs, expect, progs, list(kernels), problems, listed_only)
     out.cases = boot_cases + out.cases
     return out

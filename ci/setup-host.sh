@@ -27,8 +27,8 @@ PACKAGES=(
 	# C++ selftests and tools
 	cmake g++ libmnl-dev libgtest-dev clang-format clang-tidy
 	nlohmann-json3-dev libcli11-dev libtracefs-dev libtraceevent-dev pkg-config
-	# Python lint of the glue
-	flake8
+	# Python lint of the glue, and its type check (mypy.ini)
+	flake8 python3-mypy
 	# netdev CI's checks by name: build_clang (the kernel needs clang >=
 	# 17.0.1, Debian 12's default is 14), pylint, shellcheck, yamllint,
 	# checkpatch --codespell; ruff runs on node (below)

@@ -4,4 +4,4 @@
 # with the selftests. Installs what it needs (ci/setup-host.sh, as root).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-exec /usr/bin/python3 ci/pipeline.py test "$@"
+exec /usr/bin/python3 -m ci.pipeline test "$@"

@@ -1,4 +1,3 @@
-#!/usr/bin/env python3
 """Boot a kernel build under virtme-ng (TCG) and run one command in it.
 
 The guest sees the host root filesystem read-only and one read/write
@@ -9,22 +8,17 @@ log shows a kernel splat, whatever the command returned.
 
 import argparse
 import os
-import re
 import shlex
-import signal
 import subprocess
 import sys
-import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-SPLAT_RE = re.compile(
-    r"(WARNING: CPU: \d+|WARNING: .* at |BUG: |KASAN: |UBSAN: |"
-    r"WARNING: possible (circular|recursive) locking|"
-    r"WARNING: suspicious RCU usage|INFO: possible irq lock inversion|"
-    r"inconsistent lock state|Kernel panic|Oops: |unreferenced object 0x|"
-    r"general protection fault|Call Trace:)")
+from common.proc import run_tee
+from common.splats import find_splats
+
 VNG = os.environ.get("VNG", "vng")
 
 
@@ -35,14 +29,14 @@ class VmResult:
     exit_code: int | None
     timed_out: bool
     seconds: float
-    splats: list = field(default_factory=list)
+    splats: list[str] = field(default_factory=list)
     log_path: str = ""
 
     @property
-    def ok(self):
+    def ok(self) -> bool:
         return self.exit_code == 0 and not self.timed_out and not self.splats
 
-    def reason(self):
+    def reason(self) -> str:
         if self.timed_out:
             return f"VM killed after {self.seconds:.0f}s timeout"
         if self.splats:
@@ -52,12 +46,9 @@ class VmResult:
         return "ok"
 
 
-def find_splats(text):
-    return [ln.strip() for ln in text.splitlines() if SPLAT_RE.search(ln)]
-
-
-def run_vm(kernel_dir, command, rwdir, timeout=600, cpus=2, memory="1G", log_path=None,
-           echo=None):
+def run_vm(kernel_dir: str | Path, command: str, rwdir: str | Path, timeout: float = 600,
+           cpus: int = 2, memory: str = "1G", log_path: str | Path | None = None,
+           echo: Callable[[str], object] | None = None) -> VmResult:
     """Run `command` in a VM booted from the build directory `kernel_dir`."""
     kernel_dir = Path(kernel_dir).resolve()
     image = kernel_dir / "arch/x86/boot/bzImage"
@@ -74,34 +65,10 @@ def run_vm(kernel_dir, command, rwdir, timeout=600, cpus=2, memory="1G", log_pat
            "--cpus", str(cpus), "--memory", memory, "--verbose",
            "--rwdir", str(rwdir), "--exec", wrapped]
     start = time.monotonic()
-    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                            stdin=subprocess.DEVNULL, text=True, errors="replace",
-                            start_new_session=True)
-    lines = []
-
-    def reader():
-        for ln in proc.stdout:
-            lines.append(ln.rstrip("\n"))
-            if echo:
-                echo(ln.rstrip("\n"))
-
-    thread = threading.Thread(target=reader, daemon=True)
-    thread.start()
-    timed_out = False
-    try:
-        proc.wait(timeout=timeout)
-    except subprocess.TimeoutExpired:
-        timed_out = True
-    finally:
-        if proc.poll() is None:
-            os.killpg(proc.pid, signal.SIGKILL)
-            proc.wait()
-        thread.join(timeout=5)
-        proc.stdout.close()
-    text = "\n".join(lines)
-    if log_path:
-        Path(log_path).write_text(text + "\n")
-    exit_code = None if timed_out else proc.returncode
+    done = run_tee(cmd, log_path=log_path, echo=echo, timeout=timeout, stdin=subprocess.DEVNULL)
+    timed_out = done.timed_out
+    text = "\n".join(done.lines)
+    exit_code = done.code
     if not timed_out:
         try:
             exit_code = int(status_file.read_text().strip())
@@ -113,7 +80,7 @@ def run_vm(kernel_dir, command, rwdir, timeout=600, cpus=2, memory="1G", log_pat
                     log_path=str(log_path or ""))
 
 
-def main(argv=None):
+def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("kernel_dir", help="kernel build directory (O=) holding bzImage")
     ap.add_argument("command")

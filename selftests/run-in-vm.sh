@@ -71,16 +71,7 @@ while read -r name kind cmd; do
 	seconds=$((SECONDS - start))
 	echo $rc > "$out/$name.rc"
 	echo $seconds > "$out/$name.seconds"
-	if [ "$kind" != exit ]; then
-		cp "$out/$name.out" "$out/$name.ktap"
-	else
-		case $rc in
-		0) res="ok 1 $name" ;;
-		4) res="ok 1 $name # SKIP $(tail -n 3 "$out/$name.out" | tr '\n' ' ')" ;;
-		*) res="not ok 1 $name" ;;
-		esac
-		printf 'TAP version 13\n1..1\n%s\n' "$res" > "$out/$name.ktap"
-	fi
+	cp "$out/$name.out" "$out/$name.ktap"
 	sed 's/^/    /' "$out/$name.out" | tail -n 40
 	echo "### $name exit $rc after ${seconds}s"
 done < "$here/programs.txt"

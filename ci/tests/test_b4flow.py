@@ -14,7 +14,7 @@ import tempfile
 import unittest
 from pathlib import Path
 
-import b4flow
+from tools.series import b4flow
 
 ROLE = ("Multiqueue Bypass Series", "series@mqbypass.invalid")
 SENDER = ("Jane Sender", "jane@example.org")

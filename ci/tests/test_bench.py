@@ -4,14 +4,12 @@ import json
 import re
 import shutil
 import stat
-import sys
 import tempfile
 import unittest
 from unittest import mock
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "tools/bench"))
-import bench  # noqa: E402
+from tools.bench import bench
 
 # A fake 'linux' binary: reads BENCH_* from its arguments like UML's init
 # environment and writes one mqbench-shaped JSON per scenario, plus the
@@ -510,7 +508,7 @@ class MoreRepetitionsTest(unittest.TestCase):
     to the cap; met targets get none."""
 
     def fake_runs(self, ratios):
-        import bench
+        from tools.bench import bench
         c = next(c for c in bench.COMPARISONS if c.key == "S3")  # >= 0.97, base -> patched
         return [{c.a[0]: {c.a[1]: {"pps": 1e6}},
                  c.b[0]: {**({c.b[1]: {"pps": 1e6 * r}} if c.a[0] != c.b[0] else {})}}
@@ -518,7 +516,7 @@ class MoreRepetitionsTest(unittest.TestCase):
 
     def run_more(self, ratios, extra_ratio, cap):
         import argparse
-        import bench
+        from tools.bench import bench
         runs, c = self.fake_runs(ratios)
         calls = []
 
@@ -548,8 +546,8 @@ class MoreRepetitionsTest(unittest.TestCase):
 
 class SourceStampTest(unittest.TestCase):
     def test_stamp_names_the_commit_and_the_patches(self):
-        import bench_runner
-        import bench_report
+        from tools.bench import bench_runner
+        from tools.bench import bench_report
         stamp = bench_runner.source_stamp()
         self.assertRegex(stamp["commit"], r"^[0-9a-f]{40}$")
         self.assertRegex(stamp["patches_sha256"], r"^[0-9a-f]{64}$")

@@ -8,8 +8,8 @@ import time
 import unittest
 from pathlib import Path
 
-import bench_pinning
-import bench_runner
+from tools.bench import bench_pinning
+from tools.bench import bench_runner
 
 
 def stat_line(tid, comm, start):

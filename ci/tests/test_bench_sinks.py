@@ -6,8 +6,8 @@ import tempfile
 import unittest
 from pathlib import Path
 
-import bench_report
-import bench_sinks
+from tools.bench import bench_report
+from tools.bench import bench_sinks
 
 # tc -s class show dev v0 under "tc qdisc replace dev v0 root handle 1: mq" (iproute2 6.x,
 # which ends the class and Sent lines with a space).

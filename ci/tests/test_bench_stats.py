@@ -3,9 +3,9 @@
 import statistics
 import unittest
 
-import bench_config
-import bench_stats
-from bench_stats import INCONCLUSIVE, MET, NOT_MET, bootstrap_ci, verdict
+from tools.bench import bench_config
+from tools.bench import bench_stats
+from tools.bench.bench_stats import INCONCLUSIVE, MET, NOT_MET, bootstrap_ci, verdict
 
 
 def decide(ratios, lo=None, hi=None):

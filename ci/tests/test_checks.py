@@ -7,8 +7,8 @@ import unittest
 from collections import Counter
 from pathlib import Path
 
-import checks
-import series
+from tools.series import checks
+from tools.series import series
 
 ENV = {"GIT_AUTHOR_NAME": "A U", "GIT_AUTHOR_EMAIL": "a@example.invalid",
        "GIT_COMMITTER_NAME": "A U", "GIT_COMMITTER_EMAIL": "a@example.invalid"}
@@ -517,27 +517,27 @@ class XmitDisasmTest(unittest.TestCase):
 
 
 class KunitJsonTest(unittest.TestCase):
-    def test_walk_counts_exactly(self):
-        import run as kunit_run
+    def test_kunit_cases_counted_exactly(self):
+        from kunit import uml
         data = {"name": "KUnit Test Group", "test_cases": [], "sub_groups": [
             {"name": "netdev_addr_list", "test_cases": [{"name": "a", "status": "PASS"},
                                                         {"name": "b", "status": "FAIL"}],
              "sub_groups": []},
             {"name": "net", "test_cases": [{"name": "c", "status": "SKIP"},
                                            {"name": "d", "status": "ERROR"}], "sub_groups": []}]}
-        res = kunit_run.KunitResult(cases=kunit_run.walk(data), kernel_log="build/test.log")
+        res = uml.KunitResult(cases=uml.kunit_cases(data), kernel_log="build/test.log")
         self.assertEqual(Counter(c[2] for c in res.cases),
                          Counter({"PASS": 1, "FAIL": 1, "SKIP": 1, "ERROR": 1}))
         self.assertEqual(res.summary(), "1 passed, 2 failed, 1 skipped")
         self.assertFalse(res.ok)
-        self.assertFalse(kunit_run.KunitResult(cases=[]).ok)
+        self.assertFalse(uml.KunitResult(cases=[]).ok)
 
     def test_required_suite_must_run(self):
         # The mechanism behind SERIES_SUITES, for a series that adds a suite.
-        import run as kunit_run
+        from kunit import uml
         other = [("netdev_addr_list", "a", "PASS")]
-        res = kunit_run.KunitResult(cases=other, required=("dummy_example",),
-                                    kernel_log="build/test.log")
+        res = uml.KunitResult(cases=other, required=("dummy_example",),
+                              kernel_log="build/test.log")
         self.assertFalse(res.ok)
         self.assertEqual(res.missing(), ["dummy_example"])
         self.assertIn("suite(s) not run: dummy_example", res.summary())
@@ -548,108 +548,105 @@ class KunitJsonTest(unittest.TestCase):
     def test_series_without_a_suite(self):
         # The series adds no KUnit suite: the net suites run alone, and a run
         # passes when they do (a run with no case at all still fails).
-        import run as kunit_run
-        self.assertEqual(kunit_run.SERIES_SUITES, ())
-        self.assertEqual(kunit_run.default_configs(), [kunit_run.NET_CONFIG])
-        res = kunit_run.KunitResult(cases=[("netdev_addr_list", "a", "PASS")],
-                                    required=kunit_run.SERIES_SUITES, kernel_log="build/test.log")
+        from kunit import uml
+        self.assertEqual(uml.SERIES_SUITES, ())
+        self.assertEqual(uml.default_configs(), [uml.NET_CONFIG])
+        res = uml.KunitResult(cases=[("netdev_addr_list", "a", "PASS")],
+                              required=uml.SERIES_SUITES, kernel_log="build/test.log")
         self.assertTrue(res.ok)
         self.assertEqual(res.missing(), [])
-        self.assertFalse(kunit_run.KunitResult(cases=[], required=kunit_run.SERIES_SUITES).ok)
+        self.assertFalse(uml.KunitResult(cases=[], required=uml.SERIES_SUITES).ok)
 
-    def fake_kunit(self, kunit_run, suites):
+    def fake_kunit(self, uml, suites):
         """run() with kunit.py replaced: its command lines, and the JSON it
         writes naming suites."""
         import json
         from unittest import mock
+        from common.proc import Finished
         calls = []
         data = {"name": "KUnit Test Group", "test_cases": [], "sub_groups": [
             {"name": s, "test_cases": [{"name": "a", "status": "PASS"}], "sub_groups": []}
             for s in suites]}
 
-        class Proc:
-            def __init__(self, cmd, **_):
-                calls.append(cmd)
-                json_path = next(a for a in cmd if a.startswith("--json="))[len("--json="):]
-                Path(json_path).write_text(json.dumps(data))
-                build = next(a for a in cmd if a.startswith("--build_dir="))[len("--build_dir="):]
-                (Path(build) / "test.log").write_text("KTAP version 1\n")
-                self.stdout = iter(["[00:00:00] fake kunit.py\n"])
+        def run_tee(cmd, **_):
+            calls.append(cmd)
+            json_path = next(a for a in cmd if a.startswith("--json="))[len("--json="):]
+            Path(json_path).write_text(json.dumps(data))
+            build = next(a for a in cmd if a.startswith("--build_dir="))[len("--build_dir="):]
+            (Path(build) / "test.log").write_text("KTAP version 1\n")
+            return Finished(0, raw=["[00:00:00] fake kunit.py\n"])
 
-            def wait(self):
-                return 0
-
-        return calls, mock.patch.object(kunit_run.subprocess, "Popen", Proc)
+        return calls, mock.patch.object(uml, "run_tee", run_tee)
 
     def test_run_with_the_default_configs(self):
-        import run as kunit_run
+        from kunit import uml
         from unittest import mock
         with tempfile.TemporaryDirectory() as tmp:
             # Today: net.kunitconfig alone, nothing required.
-            calls, popen = self.fake_kunit(kunit_run, ["netdev_addr_list"])
+            calls, popen = self.fake_kunit(uml, ["netdev_addr_list"])
             with popen:
-                res = kunit_run.run(tmp, Path(tmp) / "build")
+                res = uml.run(tmp, Path(tmp) / "build")
             self.assertTrue(res.ok, res.summary())
             self.assertEqual(res.required, ())
             self.assertEqual([a for a in calls[0] if a.startswith("--kunitconfig=")],
-                             [f"--kunitconfig={kunit_run.NET_CONFIG}"])
+                             [f"--kunitconfig={uml.NET_CONFIG}"])
             # A series that adds a suite: its config is merged in, and a run
             # without that suite fails, one with it passes.
             series = Path(tmp) / "series.kunitconfig"
             series.write_text("# a suite\nCONFIG_DUMMY_EXAMPLE_TEST=y\n")
-            with mock.patch.object(kunit_run, "SERIES_CONFIG", series), \
-                    mock.patch.object(kunit_run, "SERIES_SUITES", ("dummy_example",)):
-                calls, popen = self.fake_kunit(kunit_run, ["netdev_addr_list"])
+            with mock.patch.object(uml, "SERIES_CONFIG", series), \
+                    mock.patch.object(uml, "SERIES_SUITES", ("dummy_example",)):
+                calls, popen = self.fake_kunit(uml, ["netdev_addr_list"])
                 with popen:
-                    res = kunit_run.run(tmp, Path(tmp) / "build")
+                    res = uml.run(tmp, Path(tmp) / "build")
                 self.assertEqual([a for a in calls[0] if a.startswith("--kunitconfig=")],
-                                 [f"--kunitconfig={kunit_run.NET_CONFIG}",
+                                 [f"--kunitconfig={uml.NET_CONFIG}",
                                   f"--kunitconfig={series}"])
                 self.assertFalse(res.ok)
                 self.assertIn("suite(s) not run: dummy_example", res.summary())
-                calls, popen = self.fake_kunit(kunit_run, ["netdev_addr_list", "dummy_example"])
+                calls, popen = self.fake_kunit(uml, ["netdev_addr_list", "dummy_example"])
                 with popen:
-                    self.assertTrue(kunit_run.run(tmp, Path(tmp) / "build").ok)
+                    self.assertTrue(uml.run(tmp, Path(tmp) / "build").ok)
                 # Configs given: nothing is required.
-                calls, popen = self.fake_kunit(kunit_run, ["netdev_addr_list"])
+                calls, popen = self.fake_kunit(uml, ["netdev_addr_list"])
                 with popen:
-                    res = kunit_run.run(tmp, Path(tmp) / "build", configs=[kunit_run.NET_CONFIG])
+                    res = uml.run(tmp, Path(tmp) / "build", configs=[uml.NET_CONFIG])
                 self.assertEqual(res.required, ())
                 self.assertTrue(res.ok)
 
     def test_kernel_report_fails_a_passing_run(self):
         # KASAN or lockdep may report while every case passes: the run fails.
-        import run as kunit_run
-        import vm
+        from kunit import uml
+        from common import splats
         log = ("[09:01:02]     ok 1 netdev_addr_list_test\n"
                "BUG: KASAN: slab-out-of-bounds in dummy_get_stats64+0x1c/0x40\n"
                "WARNING: possible circular locking dependency detected\n")
-        res = kunit_run.KunitResult(cases=[("netdev_addr_list", "a", "PASS")],
-                                    splats=vm.find_splats(log))
+        res = uml.KunitResult(cases=[("netdev_addr_list", "a", "PASS")],
+                              splats=splats.find_splats(log))
         self.assertEqual(len(res.splats), 2)
         self.assertFalse(res.ok)
         self.assertIn("2 kernel report line(s): BUG: KASAN", res.summary())
-        self.assertIn("CONFIG_KASAN=y", kunit_run.DEBUG_KCONFIG)
-        self.assertIn("CONFIG_PROVE_LOCKING=y", kunit_run.DEBUG_KCONFIG)
+        self.assertIn("CONFIG_KASAN=y", uml.DEBUG_KCONFIG)
+        self.assertIn("CONFIG_PROVE_LOCKING=y", uml.DEBUG_KCONFIG)
 
     def test_series_kunitconfig_and_suites_agree(self):
         # series.kunitconfig sets an option exactly when run.py names a suite
         # the series adds; the suites dropped from the series are gone from it.
-        import run as kunit_run
-        options = kunit_run.kconfig_options(kunit_run.SERIES_CONFIG)
-        self.assertEqual(bool(options), bool(kunit_run.SERIES_SUITES), options)
-        text = kunit_run.SERIES_CONFIG.read_text()
+        from kunit import uml
+        options = uml.kconfig_options(uml.SERIES_CONFIG)
+        self.assertEqual(bool(options), bool(uml.SERIES_SUITES), options)
+        text = uml.SERIES_CONFIG.read_text()
         for dropped in ("DUMMY_KUNIT_TEST", "BYPASS_KUNIT"):
             self.assertNotIn(dropped, text)
-        self.assertEqual(kunit_run.kconfig_options(kunit_run.NET_CONFIG)[0], "CONFIG_KUNIT=y")
+        self.assertEqual(uml.kconfig_options(uml.NET_CONFIG)[0], "CONFIG_KUNIT=y")
 
     def test_kconfig_options(self):
-        import run as kunit_run
+        from kunit import uml
         with tempfile.TemporaryDirectory() as tmp:
             path = Path(tmp) / "x.kunitconfig"
             path.write_text("# comment naming CONFIG_FOO=y\n\nCONFIG_A=y\n"
                             "# CONFIG_B is not set\n  CONFIG_C=m  \n")
-            self.assertEqual(kunit_run.kconfig_options(path),
+            self.assertEqual(uml.kconfig_options(path),
                              ["CONFIG_A=y", "# CONFIG_B is not set", "CONFIG_C=m"])
 
 
@@ -680,19 +677,19 @@ class KunitWholeLogTest(unittest.TestCase):
 
     def result(self, test_log):
         import json
-        import run as kunit_run
+        from kunit import uml
         with tempfile.TemporaryDirectory() as tmp:
             js = Path(tmp) / "kunit.json"
             js.write_text(json.dumps(self.JSON))
             log = Path(tmp) / "test.log"
             if test_log is not None:
                 log.write_text(test_log)
-            return kunit_run.result(self.STDOUT, 0, js, log)
+            return uml.result(self.STDOUT, 0, js, log)
 
     def test_kunit_output_alone_shows_no_report(self):
         # What run() scanned before: kunit.py's output, which passes.
-        import vm
-        self.assertEqual(vm.find_splats("\n".join(self.STDOUT)), [])
+        from common import splats
+        self.assertEqual(splats.find_splats("\n".join(self.STDOUT)), [])
 
     def test_a_warning_in_a_passing_case_fails_the_run(self):
         res = self.result(self.TEST_LOG)

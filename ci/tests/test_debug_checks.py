@@ -6,8 +6,9 @@ disabled, or whose KCSAN never ran its self-test shows none."""
 
 import unittest
 
-import debug_checks
-import selftests_run
+from ci import debug_checks
+from ci import ktap_parse
+from ci import selftests_run
 
 # Console lines of a good debug boot (the real ones, from results/vm-debug).
 DEBUG_CONSOLE = """\
@@ -110,7 +111,7 @@ def fault_ktap(results, plan=None):
 def fault_run(results, rc=None, plan=None):
     rc = (0 if all(ok for _, ok in results) else 1) if rc is None else rc
     return selftests_run.ProgramRun("ktap", rc,
-                                    selftests_run.parse_results(fault_ktap(results, plan)))
+                                    ktap_parse.parse_results(fault_ktap(results, plan)))
 
 
 class FaultInjectionJudgeTest(unittest.TestCase):
@@ -137,7 +138,7 @@ class FaultInjectionJudgeTest(unittest.TestCase):
 
     def test_skipped_requests_fail(self):
         text = "TAP version 13\n1..1\nok 1 link_add_txq4 # SKIP no fail-nth\n"
-        run = selftests_run.ProgramRun("ktap", 4, selftests_run.parse_results(text))
+        run = selftests_run.ProgramRun("ktap", 4, ktap_parse.parse_results(text))
         probs = self.problems(run)
         self.assertTrue(any("link_add_txq4: skip" in p for p in probs), probs)
         self.assertTrue(any("never ran" in p for p in probs), probs)
@@ -148,7 +149,7 @@ class FaultInjectionJudgeTest(unittest.TestCase):
         self.assertTrue(any("plan" in p for p in probs), probs)
 
     def test_no_output_fails(self):
-        run = selftests_run.ProgramRun("ktap", None, selftests_run.parse_results(""))
+        run = selftests_run.ProgramRun("ktap", None, ktap_parse.parse_results(""))
         probs = self.problems(run)
         self.assertIn("no KTAP plan", probs)
         for name in debug_checks.FAULT_REQUESTS:

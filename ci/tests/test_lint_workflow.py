@@ -15,14 +15,14 @@ jobs:
   setup:
     runs-on: ubuntu-latest
     steps:
-      - run: python3 ci/pipeline.py test --only setup
+      - run: python3 -m ci.pipeline test --only setup
   apply:
     needs: setup
     runs-on: ubuntu-latest
     steps:
       - run: |
-          python3 ci/pipeline.py test --only setup base apply
-          python3 tools/series/stable.py vm 6.12
+          python3 -m ci.pipeline test --only setup base apply
+          python3 -m ci.stable_vm 6.12
 """
 
 
@@ -50,8 +50,8 @@ class LintWorkflowTest(unittest.TestCase):
             "stage lacking what it needs": GOOD.replace("--only setup base apply",
                                                         "--only setup apply"),
             "unknown stage": GOOD.replace("--only setup\n", "--only setup nosuch\n"),
-            "shellcheck": GOOD.replace("- run: python3 ci/pipeline.py test --only setup\n",
-                                       "- run: cd $HOME/x; python3 ci/pipeline.py test "
+            "shellcheck": GOOD.replace("- run: python3 -m ci.pipeline test --only setup\n",
+                                       "- run: cd $HOME/x; python3 -m ci.pipeline test "
                                        "--only setup\n"),
             "schema": GOOD.replace("runs-on: ubuntu-latest\n    steps:", "steps:", 1),
         }

@@ -15,13 +15,13 @@ from email.message import EmailMessage
 from pathlib import Path
 from unittest import mock
 
-import b4flow
-import checks
-import listbot
-import mailflow
-import mlist
-import pipeline
-import pipeline_mail
+from tools.series import b4flow
+from tools.series import checks
+from tools.series import listbot
+from tools.series import mailflow
+from tools.series import mlist
+from ci import pipeline
+from ci import pipeline_mail
 
 HAVE_LIST = bool(shutil.which("public-inbox-init")) and Path("/usr/bin/python3").exists()
 
@@ -277,14 +277,14 @@ class StageTest(unittest.TestCase):
         (tmp / "logs").mkdir()
         p = pipeline.Pipeline("test", tmp)
         p.series_tree, p.base = tmp / "tree", {"BASE_TAG": "base/x"}
-        st = pipeline.Stage("mailing-list")
+        stage = pipeline.Stage("mailing-list")
         with mock.patch.object(pipeline_mail.mailflow, "run_all", return_value=outcome,
                                side_effect=error), \
                 mock.patch.object(pipeline_mail.series, "submitter_identity",
                                   return_value=("Sam", "sam@x.invalid")), \
                 contextlib.redirect_stdout(io.StringIO()):
-            p.stage_mailing_list(st)
-        return st
+            p.stage_mailing_list(stage)
+        return stage
 
     def test_stage_in_both_modes_after_submission_needing_apply(self):
         for mode in ("test", "main"):
@@ -300,14 +300,14 @@ class StageTest(unittest.TestCase):
         job = mock.Mock(name="job", steps=[["sent", "pass", 1.0, "v1: 3 messages"]])
         job.name = "net/x"
         bad = [mailflow.BadCase("missing", "c@x", "missing", "pass", "missing 2/2")]
-        out = mailflow.Outcome([job], bad, {"accepted": 5, "archived": 4, "failed": 0,
-                                            "lost": ["<m@x>"]},
-                               failed=["archive: 5 accepted, 4 archived"])
+        out = mailflow.MailflowResult([job], bad, {"accepted": 5, "archived": 4, "failed": 0,
+                                                   "lost": ["<m@x>"]},
+                                      failed=["archive: 5 accepted, 4 archived"])
         with self.assertRaisesRegex(pipeline.StageFailed, "5 accepted, 4 archived"):
             self.run_stage(out)
         out.failed, out.counts = [], {"accepted": 5, "archived": 5, "failed": 0, "lost": []}
-        st = self.run_stage(out)
-        got = {(c.suite, c.name): c.status for c in st.cases}
+        stage = self.run_stage(out)
+        got = {(c.suite, c.name): c.status for c in stage.cases}
         self.assertEqual(got, {("mail.net/x", "sent"): "pass",
                                ("mail.bad-input", "missing"): "pass",
                                ("mail.archive", "messages in = messages archived"): "pass"})

@@ -4,10 +4,8 @@ recorded outputs in data/matrix/.
 good/ holds outputs of a VM run as they were recorded (lib/py's
 dummy_queues.py cut to its first two cases, from when it lived in
 selftests/drivers/net: the fixtures keep that program name, and
-data/matrix/expectations.json is theirs, not selftests/expectations.json;
-legacy.sh stands for a program of kind exit, in the files run-in-vm.sh
-writes for one). bad/ breaks one rule
-per program and kernel:
+data/matrix/expectations.json is theirs, not selftests/expectations.json).
+bad/ breaks one rule per program and kernel:
 
 | program | base | patched |
 |---|---|---|
@@ -15,28 +13,26 @@ per program and kernel:
 | qdisc_bypass | codel_limit0_drops fails for another reason | every case passes, exit 1 |
 | net.qdisc_limit_zero.py | a sixth result past the plan, no entry for it | numbered 1 2 3 5 5 |
 | drivers.net.dummy_queues.py | never started: no output, exit 127 | as recorded |
-| legacy.sh (kind exit) | killed by SIGSEGV, its output without the errno | passes |
 """
 
 import json
 import os
 import shutil
-import sys
 import tempfile
 import unittest
 from pathlib import Path
 from unittest import mock
 
+from ci import ktap_parse
+from ci import selftests_run
+from ci import vm
+
 ROOT = Path(__file__).resolve().parents[2]
-sys.path.insert(0, str(ROOT / "ci"))
-import selftests_run  # noqa: E402
-import vm  # noqa: E402
 
 DATA = Path(__file__).resolve().parent / "data/matrix"
 LABELS = ["base", "patched"]
 PROGS = [("dummy_channels", "ktap"), ("qdisc_bypass", "ktap"),
-         ("net.qdisc_limit_zero.py", "ktap"), ("drivers.net.dummy_queues.py", "ktap"),
-         ("legacy.sh", "exit")]
+         ("net.qdisc_limit_zero.py", "ktap"), ("drivers.net.dummy_queues.py", "ktap")]
 
 
 def kernel_tree():
@@ -67,7 +63,7 @@ def ktap_files():
 
 
 class ParseTest(unittest.TestCase):
-    """parse_small(), and the tree's kunit_parser where a tree is at hand."""
+    """parse_ktap_without_tree(), and the tree's kunit_parser where a tree is at hand."""
 
     def parsers(self):
         yield "small", ""
@@ -75,7 +71,7 @@ class ParseTest(unittest.TestCase):
             yield "kunit_parser", TREE
 
     def parse(self, text):
-        return [selftests_run.parse_results(text, tree) for _, tree in self.parsers()]
+        return [ktap_parse.parse_results(text, tree) for _, tree in self.parsers()]
 
     def test_recorded_cxx_program(self):
         text = (DATA / "good/base/dummy_channels.ktap").read_text()
@@ -157,8 +153,8 @@ class ParseTest(unittest.TestCase):
         for path in ktap_files():
             with self.subTest(path=str(path.relative_to(DATA))):
                 text = path.read_text()
-                small = selftests_run.parse_results(text, "")
-                kunit = selftests_run.parse_results(text, TREE)
+                small = ktap_parse.parse_results(text, "")
+                kunit = ktap_parse.parse_results(text, TREE)
                 self.assertEqual((small.plan, small.results, small.problems),
                                  (kunit.plan, kunit.results, kunit.problems))
 
@@ -166,7 +162,7 @@ class ParseTest(unittest.TestCase):
 class ShowsTest(unittest.TestCase):
     def diag(self, scenario, label, prog, case):
         path = DATA / scenario / label / f"{prog}.ktap"
-        return selftests_run.parse_results(path.read_text()).cases[case].diag
+        return ktap_parse.parse_results(path.read_text()).cases[case].diag
 
     def test_errno_is_its_strerror_text(self):
         diag = self.diag("good", "base", "dummy_channels", "reject_zero_tx")
@@ -247,7 +243,7 @@ class StatusTest(unittest.TestCase):
             "ok 3 t.ok\n")
 
     def judge(self, entries, text=KTAP, tree=""):
-        run = selftests_run.ProgramRun("ktap", 0, selftests_run.parse_results(text, tree))
+        run = selftests_run.ProgramRun("ktap", 0, ktap_parse.parse_results(text, tree))
         return selftests_run.judge({"base": {"t.py": run}}, {"t.py": entries},
                                    [("t.py", "ktap")], ["base"])
 
@@ -311,7 +307,7 @@ class JudgeTest(unittest.TestCase):
         out = self.judge("good")
         self.assertEqual(out.problems, [])
         self.assertTrue(out.ok)
-        self.assertIn("programs: 5 x 2 kernel(s), exit codes and KTAP plans", out.matrix)
+        self.assertIn("programs: 4 x 2 kernel(s), exit codes and KTAP plans", out.matrix)
         cases = {(c.suite, c.name): c for c in out.cases}
         self.assertEqual({c.status for c in cases.values()}, {"pass"})
         self.assertEqual(cases["selftests.base", "dummy_channels: exit code and plan"].message,
@@ -321,8 +317,6 @@ class JudgeTest(unittest.TestCase):
         self.assertIn("showing counter '200 of 200 packets were enqueued'",
                       cases["selftests.base", "qdisc_bypass: sfq_filter_removed_restores_bypass"]
                       .message)
-        self.assertIn("showing errno 'EOPNOTSUPP'",
-                      cases["selftests.base", "legacy.sh: legacy.sh"].message)
 
     def test_controls_are_labelled(self):
         out = self.judge("good")
@@ -389,16 +383,9 @@ class JudgeTest(unittest.TestCase):
         self.assertIn("drivers.net.dummy_queues.py: dummy_queues.channels_get on base: never ran",
                       text)
 
-    def test_exit_code_program(self):
-        _, text = self.problems()
-        self.assertIn("legacy.sh on base: crashed: exit 139 (killed by signal 11)", text)
-        self.assertIn("legacy.sh: legacy.sh on base: failed for another reason: setting tx 2 on "
-                      "dlg0 (expected to show errno 'EOPNOTSUPP')", text)
-        self.assertNotIn("legacy.sh on patched", text)
-
     def test_every_rule_is_counted_once(self):
         out, _ = self.problems()
-        self.assertEqual(len(out.problems), 17, "\n".join(out.problems))
+        self.assertEqual(len(out.problems), 15, "\n".join(out.problems))
         self.assertEqual(len(out.problems), len(set(out.problems)))
 
     @unittest.skipUnless(TREE, "no kernel tree with tools/testing/kunit")
@@ -490,7 +477,7 @@ class RunMatrixTest(unittest.TestCase):
     def test_recorded_run(self):
         out = self.run_matrix("good")
         self.assertTrue(out.ok, out.summary)
-        self.assertTrue(out.summary.startswith("27 case(s) (10 controls) x 2 kernels, all as "
+        self.assertTrue(out.summary.startswith("26 case(s) (10 controls) x 2 kernels, all as "
                                                "expected"), out.summary)
         self.assertEqual([c.name for c in out.cases[:2]], ["boot and run", "boot and run"])
         header = out.matrix.splitlines()[0].split()
@@ -508,7 +495,7 @@ class RunMatrixTest(unittest.TestCase):
     def test_broken_rules_fail_the_stage(self):
         out = self.run_matrix("bad")
         self.assertFalse(out.ok)
-        self.assertIn("17 problem(s): dummy_channels on base: crashed: exit 139", out.summary)
+        self.assertIn("15 problem(s): dummy_channels on base: crashed: exit 139", out.summary)
 
     def test_vm_failure(self):
         out = self.run_matrix("good", fail=("patched",))
@@ -523,15 +510,15 @@ class RunMatrixTest(unittest.TestCase):
 class KunitApiTest(unittest.TestCase):
     def test_older_tree_parser_is_not_used(self):
         # 6.12's kunit_parser.parse_test() takes no printer: its KTAP is read
-        # by parse_small() instead of failing with a TypeError.
+        # by parse_ktap_without_tree() instead of failing with a TypeError.
         import types
         old = types.SimpleNamespace(parse_test=lambda lines, expected_num, log, is_subtest: None)
         new = types.SimpleNamespace(
             parse_test=lambda lines, expected_num, log, is_subtest, printer: None)
         printer = types.SimpleNamespace(Printer=object)
-        self.assertFalse(selftests_run.kunit_api_fits((old, printer)))
-        self.assertTrue(selftests_run.kunit_api_fits((new, printer)))
-        self.assertFalse(selftests_run.kunit_api_fits(None))
+        self.assertFalse(ktap_parse.kunit_api_fits((old, printer)))
+        self.assertTrue(ktap_parse.kunit_api_fits((new, printer)))
+        self.assertFalse(ktap_parse.kunit_api_fits(None))
 
 
 if __name__ == "__main__":

@@ -9,8 +9,8 @@ import unittest
 from pathlib import Path
 from unittest import mock
 
-import pipeline
-import pipeline_submit
+from ci import pipeline
+from ci import pipeline_submit
 
 
 class Fake(pipeline.Pipeline):
@@ -20,15 +20,15 @@ class Fake(pipeline.Pipeline):
         super().__init__("test", results)
         self.fail, self.ran = fail, []
 
-    def fake(self, stage, st):
-        self.ran.append(stage)
-        st.cases.append(pipeline.report.Case(stage, "case", "pass"))
-        if stage == self.fail:
-            raise pipeline.StageFailed(f"{stage} broke\ndetail line")
+    def fake(self, name, stage):
+        self.ran.append(name)
+        stage.cases.append(pipeline.report.Case(name, "case", "pass"))
+        if name == self.fail:
+            raise pipeline.StageFailed(f"{name} broke\ndetail line")
 
 
 for _name in Fake.PLAN["test"]:
-    setattr(Fake, f"stage_{_name}", lambda self, st, _n=_name: self.fake(_n, st))
+    setattr(Fake, f"stage_{_name}", lambda self, stage, _n=_name: self.fake(_n, stage))
 
 
 class PipelineTest(unittest.TestCase):
@@ -61,8 +61,8 @@ class PipelineTest(unittest.TestCase):
 
     def test_stage_details_reach_the_summary(self):
         class Details(Fake):
-            def stage_vm(self, st):
-                st.details = "peer suite tdc: 2 case(s); regressions 0"
+            def stage_vm(self, stage):
+                stage.details = "peer suite tdc: 2 case(s); regressions 0"
         tmp = tempfile.mkdtemp()
         (Path(tmp) / "logs").mkdir()
         with contextlib.redirect_stdout(io.StringIO()):
@@ -73,7 +73,7 @@ class PipelineTest(unittest.TestCase):
 
     def test_crash_in_stage_is_a_failure(self):
         class Crash(Fake):
-            def stage_checks(self, st):
+            def stage_checks(self, stage):
                 raise KeyError("bug")
         tmp = tempfile.mkdtemp()
         (Path(tmp) / "logs").mkdir()
@@ -129,21 +129,21 @@ class SubmissionTest(unittest.TestCase):
         (tmp / "logs").mkdir()
         p = pipeline.Pipeline("test", tmp)
         p.series_tree, p.base = tmp / "tree", {"BASE_TAG": "base/x"}
-        st = pipeline.Stage("submission")
+        stage = pipeline.Stage("submission")
         with mock.patch.object(pipeline_submit.b4flow, "run_all", return_value=[]) as run_all, \
                 mock.patch.object(pipeline_submit.series, "submitter_identity",
                                   side_effect=pipeline_submit.series.SeriesError("unset")), \
                 contextlib.redirect_stdout(io.StringIO()):
-            p.stage_submission(st)
+            p.stage_submission(stage)
         self.assertEqual(run_all.call_args.kwargs["merged"], ["net/qdisc-bypass"])
         self.assertEqual(run_all.call_args.kwargs["identity"], pipeline_submit.FALLBACK_SENDER)
         self.assertIn("post now: net/qdisc-bypass, net-next/dummy-mq; net-next/qdisc-bypass "
-                      "after net/qdisc-bypass is merged into net-next", st.summary)
-        lines = st.details.splitlines()
+                      "after net/qdisc-bypass is merged into net-next", stage.summary)
+        lines = stage.details.splitlines()
         self.assertEqual(lines[:2], ["posting order:", "1. net/qdisc-bypass: post now"])
         self.assertIn("3. net-next/qdisc-bypass: blocked until net/qdisc-bypass is merged into "
                       "net-next", lines)
-        posting = {c.name: c.status for c in st.cases if c.suite == "posting"}
+        posting = {c.name: c.status for c in stage.cases if c.suite == "posting"}
         self.assertEqual(posting, {"net/qdisc-bypass": "pass", "net-next/dummy-mq": "pass",
                                    "net-next/qdisc-bypass": "skip"})
 

@@ -3,18 +3,17 @@ error) fails the stage."""
 
 import contextlib
 import io
-import sys
 import tempfile
 import types
 import unittest
 from pathlib import Path
 from unittest import mock
 
-import pipeline
-import pipeline_bench
-# tools/bench is on the path once pipeline (pipeline_common) is imported.
-import bench_config
-import bench_stats
+from ci import pipeline
+from ci import pipeline_bench
+import tools.bench
+from tools.bench import bench_config
+from tools.bench import bench_stats
 
 
 def row(key, verdict, target=">= 0.97", repetitions=7, ratio=1.0):
@@ -107,24 +106,26 @@ class StageTest(unittest.TestCase):
         with tempfile.TemporaryDirectory() as tmp:
             p = pipeline.Pipeline("main", tmp)
             p.base, p.tip_commit, p.ws = {"BASE_TAG": "v0"}, "abc", Path(tmp) / "ws"
-            st = pipeline.Stage("bench")
-            with mock.patch.dict(sys.modules, {"bench": fake.module}), \
+            stage = pipeline.Stage("bench")
+            # The stage imports tools.bench.bench when it runs: the package's
+            # attribute stands in for it.
+            with mock.patch.object(tools.bench, "bench", fake.module, create=True), \
                     mock.patch.object(pipeline_bench, "sh", lambda *a, **k: (0, "")), \
-                    mock.patch("pipeline_tree.sh", lambda *a, **k: (0, "")), \
+                    mock.patch("ci.pipeline_tree.sh", lambda *a, **k: (0, "")), \
                     contextlib.redirect_stdout(io.StringIO()):
                 try:
-                    p.stage_bench(st)
+                    p.stage_bench(stage)
                     err = None
                 except pipeline.StageFailed as e:
                     err = str(e)
-        return st, err, fake.args
+        return stage, err, fake.args
 
     def test_inconclusive_at_the_cap_fails(self):
         # A crafted bad run the old stage accepted: a claimed target that
         # stayed inconclusive passed as a skip.
-        st, err, args = self.run_stage([row("A", "met"), row("C", "inconclusive")])
+        stage, err, args = self.run_stage([row("A", "met"), row("C", "inconclusive")])
         self.assertIn("targets not met or inconclusive: C", err)
-        self.assertIn("targets: 1 met, 0 not met, 1 inconclusive", st.summary)
+        self.assertIn("targets: 1 met, 0 not met, 1 inconclusive", stage.summary)
         self.assertFalse(args.pin_vcpus)
         self.assertEqual(args.max_repetitions, 15)
 

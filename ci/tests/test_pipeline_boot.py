@@ -10,12 +10,12 @@ import unittest
 from pathlib import Path
 from unittest import mock
 
-import debug_checks
-import pipeline
-import pipeline_boot
-import report
-import selftests_run
-import test_debug_checks
+from ci import debug_checks
+from ci import pipeline
+from ci import pipeline_boot
+from ci import report
+from ci import selftests_run
+from ci.tests import test_debug_checks
 
 
 # What a good run leaves: the console lines of each kernel's instruments, the
@@ -57,7 +57,7 @@ class VmDebugTest(unittest.TestCase):
         with tempfile.TemporaryDirectory() as tmp:
             p = pipeline.Pipeline("main", tmp)
             p.tip_commit, p.ws, p.series_tree = "abc", Path(tmp) / "ws", Path(tmp) / "src"
-            st = pipeline.Stage("vm_debug")
+            stage = pipeline.Stage("vm_debug")
             with mock.patch.object(selftests_run, "run_matrix", fake_matrix), \
                     mock.patch.object(selftests_run, "programs",
                                       lambda: [("churn", "ktap"), ("tc-testing", "tdc")]), \
@@ -67,14 +67,14 @@ class VmDebugTest(unittest.TestCase):
                                       builds.append((out.name, kw["fragments"]))), \
                     contextlib.redirect_stdout(io.StringIO()):
                 try:
-                    p.stage_vm_debug(st)
+                    p.stage_vm_debug(stage)
                     failed = None
                 except pipeline.StageFailed as e:
                     failed = str(e)
-        return st, calls, builds, failed
+        return stage, calls, builds, failed
 
     def test_both_configs_built_and_booted(self):
-        st, calls, builds, failed = self.run_stage({"debug": True, "kcsan": True})
+        stage, calls, builds, failed = self.run_stage({"debug": True, "kcsan": True})
         self.assertIsNone(failed)
         self.assertEqual([b[0] for b in builds], ["build-x86-debug", "build-x86-kcsan"])
         self.assertEqual([f.name for f in builds[0][1]],
@@ -84,10 +84,10 @@ class VmDebugTest(unittest.TestCase):
             self.assertEqual(list(kernels), ["patched"])
             self.assertEqual(kw["progs"], [("churn", "ktap")])  # no tc-testing
             self.assertEqual(kw["churn_seconds"], 60)
-        self.assertEqual([c.suite for c in st.cases if c.suite.endswith("vm.patched")],
+        self.assertEqual([c.suite for c in stage.cases if c.suite.endswith("vm.patched")],
                          ["debug.vm.patched", "kcsan.vm.patched"])
-        self.assertEqual({c.suite for c in st.cases if c.status != "pass"}, set())
-        self.assertEqual([c.name for c in st.cases if c.suite.endswith(".instruments")],
+        self.assertEqual({c.suite for c in stage.cases if c.status != "pass"}, set())
+        self.assertEqual([c.name for c in stage.cases if c.suite.endswith(".instruments")],
                          ["kasan", "lockdep", "kmemleak", "kcsan"])
         # The debug kernel runs fault_inject first; both dump their instruments at the end.
         debug_kw, kcsan_kw = calls[0][2], calls[1][2]
@@ -95,7 +95,7 @@ class VmDebugTest(unittest.TestCase):
         self.assertIsNone(kcsan_kw["before"])
         for kw in (debug_kw, kcsan_kw):
             self.assertIn("instruments.sh /x", kw["after"](Path("/x")))
-        self.assertIn("fault injection", st.details)
+        self.assertIn("fault injection", stage.details)
 
     # Crafted bad runs: each passed the stage before instruments and fault
     # injection were checked (the programs' matrix is good in all of them).
@@ -159,11 +159,11 @@ class KunitStageTest(unittest.TestCase):
         with tempfile.TemporaryDirectory() as tmp:
             p = pipeline.Pipeline(mode, tmp)
             p.tip_commit, p.ws, p.series_tree = "abc", Path(tmp) / "ws", Path(tmp) / "src"
-            st = pipeline.Stage("kunit")
-            with mock.patch.object(pipeline_boot.kunit_run, "run", fake_run), \
+            stage = pipeline.Stage("kunit")
+            with mock.patch.object(pipeline_boot.uml, "run", fake_run), \
                     mock.patch.object(pipeline.Pipeline, "checkout", lambda *a: None), \
                     contextlib.redirect_stdout(io.StringIO()):
-                p.stage_kunit(st)
+                p.stage_kunit(stage)
         return calls
 
     def test_test_mode_runs_once(self):
@@ -198,7 +198,7 @@ class NoCallbackKernelTest(unittest.TestCase):
         with tempfile.TemporaryDirectory() as tmp:
             p = pipeline.Pipeline("test", tmp)
             p.tip_commit, p.ws, p.series_tree = "abc", Path(tmp) / "ws", Path(tmp) / "src"
-            st = pipeline.Stage("vm")
+            stage = pipeline.Stage("vm")
             with mock.patch.object(selftests_run, "run_matrix", fake_matrix), \
                     mock.patch.object(pipeline_boot, "sh", fake_sh), \
                     mock.patch.object(pipeline.Pipeline, "checkout", lambda *a: None), \
@@ -207,14 +207,14 @@ class NoCallbackKernelTest(unittest.TestCase):
                                       builds.append(label)), \
                     contextlib.redirect_stdout(io.StringIO()):
                 try:
-                    p.stage_vm(st)
+                    p.stage_vm(stage)
                     failed = None
                 except pipeline.StageFailed as e:
                     failed = str(e)
-        return st, calls, builds, shell, failed
+        return stage, calls, builds, shell, failed
 
     def test_negative_kernel_runs_after_base_and_patched(self):
-        st, calls, builds, shell, failed = self.run_stage(
+        stage, calls, builds, shell, failed = self.run_stage(
             {"base": True, pipeline_boot.NO_CALLBACK: True})
         self.assertIsNone(failed)
         self.assertEqual(calls[0][0], ["base", "patched"])
@@ -222,7 +222,7 @@ class NoCallbackKernelTest(unittest.TestCase):
         self.assertEqual(builds, [f"build-{pipeline_boot.NO_CALLBACK}", "build-series"])
         self.assertIn(str(pipeline_boot.NO_CALLBACK_PATCH), shell[0])
         self.assertTrue(any("checkout" in c and "--" in c for c in shell[1:]))
-        self.assertIn(pipeline_boot.NO_CALLBACK, st.summary)
+        self.assertIn(pipeline_boot.NO_CALLBACK, stage.summary)
 
     def test_negative_kernel_failing_fails_the_stage(self):
         _, _, builds, _, failed = self.run_stage({"base": True, pipeline_boot.NO_CALLBACK: False})

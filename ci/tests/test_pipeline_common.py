@@ -7,10 +7,10 @@ import tempfile
 import unittest
 from pathlib import Path
 
-import pipeline
-import checks
-import pipeline_checks
-import pipeline_common
+from ci import pipeline
+from tools.series import checks
+from ci import pipeline_checks
+from ci import pipeline_common
 
 
 class LayoutTest(unittest.TestCase):
@@ -27,7 +27,7 @@ class LayoutTest(unittest.TestCase):
         for name, module in self.OWNER.items():
             with self.subTest(name):
                 method = getattr(pipeline.Pipeline, f"stage_{name}")
-                self.assertEqual(method.__module__, module)
+                self.assertEqual(method.__module__, f"ci.{module}")
 
     def test_api_stays_on_pipeline(self):
         self.assertIs(pipeline.Stage, pipeline_common.Stage)

@@ -10,8 +10,8 @@ import unittest
 from pathlib import Path
 from unittest import mock
 
-import pipeline
-import pipeline_host
+from ci import pipeline
+from ci import pipeline_host
 
 # As ctest 3.25 writes it (--output-junit).
 CTEST_JUNIT = """<?xml version="1.0" encoding="UTF-8"?>
@@ -131,8 +131,8 @@ class HostStagesTest(unittest.TestCase):
                 mock.patch.object(pipeline_host, "CACHE", Path(tmp)), \
                 mock.patch.object(pipeline_host, "sh", sh), \
                 mock.patch.object(pipeline_host, "run_clang_tidy", tidy):
-            st = pipeline.Stage("host-tests")
-            failed = self.stages(tmp).lint(st)
+            stage = pipeline.Stage("host-tests")
+            failed = self.stages(tmp).lint(stage)
         self.assertEqual(failed, ["flake8", "clang-tidy"])
         flake8 = next(c for c in cmds if c[0] == "flake8")
         self.assertIn("ci/pipeline.py", flake8)
@@ -140,7 +140,7 @@ class HostStagesTest(unittest.TestCase):
         sources = tidy.call_args[0][0]
         self.assertTrue(sources and all(f.endswith(".cpp") for f in sources))
         self.assertEqual(tidy.call_args[0][1], pipeline_host.BUILD)
-        cases = {c.name: c for c in st.cases}
+        cases = {c.name: c for c in stage.cases}
         names = ("shellcheck", "clang-format", "flake8", "clang-tidy")
         self.assertEqual([cases[n].status for n in names], ["pass", "pass", "fail", "fail"])
         self.assertIn("1 finding(s)", cases["clang-tidy"].message)
@@ -158,9 +158,9 @@ class HostStagesTest(unittest.TestCase):
             for change in (None, None, "int b;\n"):
                 if change:
                     cpp.write_text(change)
-                st = pipeline.Stage("host-tests")
-                results.append(p.clang_tidy(st, [str(cpp)]))
-                results.append(st.cases[0].message)
+                stage = pipeline.Stage("host-tests")
+                results.append(p.clang_tidy(stage, [str(cpp)]))
+                results.append(stage.cases[0].message)
         self.assertEqual(tidy.call_count, 2)
         self.assertEqual(results, [True, "0 finding(s) in 1 files, 3s", True,
                                    "no C++ change since the last clean run", True,
@@ -199,13 +199,13 @@ class HostStagesTest(unittest.TestCase):
 
         with tempfile.TemporaryDirectory() as tmp, \
                 mock.patch.object(pipeline_host, "sh", sh), \
-                mock.patch.object(pipeline_host.HostStages, "lint", lambda self, st: []):
-            st = pipeline.Stage("host-tests")
+                mock.patch.object(pipeline_host.HostStages, "lint", lambda self, stage: []):
+            stage = pipeline.Stage("host-tests")
             with self.assertRaises(pipeline.StageFailed), \
                     contextlib.redirect_stdout(io.StringIO()):
-                self.stages(tmp).stage_host_tests(st)
-        self.assertTrue(st.summary.startswith("ctest: 1/2 passed (2 skipped); "), st.summary)
-        self.assertEqual(sorted(c.name for c in st.cases if c.suite == "host.ctest"),
+                self.stages(tmp).stage_host_tests(stage)
+        self.assertTrue(stage.summary.startswith("ctest: 1/2 passed (2 skipped); "), stage.summary)
+        self.assertEqual(sorted(c.name for c in stage.cases if c.suite == "host.ctest"),
                          ["bad", "off", "ok", "skipme"])
 
 

@@ -28,14 +28,15 @@ ROOT = Path(__file__).resolve().parents[2]
 RESULTS = "Documentation/results"
 COVER = ":(exclude)patches/**/0000-cover-letter.patch"
 BENCH = ["patches", "tools/bench", "kernel/configs/uml-bench.config"]
-VM = ["patches", "selftests", "lib", "ci/selftests_run.py", "ci/vm.py", "kernel/configs"]
+VM = ["patches", "selftests", "lib", "ci/selftests_run.py", "ci/ktap_parse.py", "ci/vm.py",
+      "common", "kernel/configs"]
 # What the results of each directory of Documentation/results/ depend on
 # ("" for the files at its top: the test command's record, which is of
 # everything).
 INPUTS = {
     "bench": BENCH, "bench-s2": BENCH, "bench-sinks": BENCH,
     "vm-debug": VM, "vm-kcsan": VM,
-    "stable": VM + ["tools/series/stable.py"],
+    "stable": VM + ["tools/series/stable.py", "ci/stable_vm.py"],
     "b4": ["patches", "tools/series/b4flow.py"],
     "": ["."],
 }
@@ -186,9 +187,7 @@ class CraftedResultsTest(unittest.TestCase):
         self.assertEqual(results_problems(self.root), [])
 
     def test_digest_is_source_stamps(self):
-        import sys
-        sys.path.insert(0, str(ROOT / "tools/bench"))
-        import bench_runner
+        from tools.bench import bench_runner
         self.assertEqual(bench_runner.source_stamp(self.root)["patches_sha256"],
                          self.stamp["patches_sha256"])
 

@@ -3,14 +3,15 @@ tree's Python kselftests print it is read case by case."""
 
 import errno
 import re
-import sys
+import tempfile
 import unittest
 from pathlib import Path
 
+from ci import pipeline_boot
+from common.programs import read_programs
+from ci import selftests_run
+
 ROOT = Path(__file__).resolve().parents[2]
-sys.path.insert(0, str(ROOT / "ci"))
-import pipeline_boot  # noqa: E402
-import selftests_run  # noqa: E402
 
 STATES = set(selftests_run.EXPECTED)  # "skip" is not one
 
@@ -138,17 +139,26 @@ class ExpectationsTest(unittest.TestCase):
                     self.assertRegex(case, rf"^{re.escape(stem)}\.\w+(\.\w+)?$")
 
     def test_python_kselftest_commands(self):
-        text = (ROOT / "selftests/programs.txt").read_text()
-        for line in text.splitlines():
-            if line.startswith("#") or not line.strip():
-                continue
-            name, _, cmd = line.split(None, 2)
+        for prog in read_programs():
+            name, cmd = prog.name, prog.command
             if not name.endswith(".py"):
                 continue
             with self.subTest(prog=name):
                 path, script = name[:-3].rsplit(".", 1)
                 self.assertIn(f"cd @TREE@/tools/testing/selftests/{path.replace('.', '/')} && "
                               f"./{script}.py", cmd)
+
+    def test_programs_txt_kinds(self):
+        # ktap and tdc only: a program of another kind (the old "exit") or
+        # without a command is refused, naming the line.
+        self.assertEqual({p.kind for p in read_programs()}, {"ktap", "tdc"})
+        with tempfile.TemporaryDirectory() as tmp:
+            for bad in ("legacy.sh exit ./legacy.sh\n", "a ktap\n"):
+                with self.subTest(bad=bad):
+                    f = Path(tmp) / "programs.txt"
+                    f.write_text("# comment\n\nok ktap ./ok\n" + bad)
+                    with self.assertRaisesRegex(ValueError, r"programs.txt:4: "):
+                        read_programs(f)
 
     def test_listed_cases_of_judged_programs(self):
         progs = [("a", "ktap"), ("t", "tdc")]

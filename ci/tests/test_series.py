@@ -11,7 +11,7 @@ import tempfile
 import unittest
 from pathlib import Path
 
-import series
+from tools.series import series
 
 CONF = ('SERIES_AUTHOR_NAME="Role Identity"\nSERIES_AUTHOR_EMAIL="role@example.invalid"\n'
         "SERIES_VERSION_NET_DRV_FIX=1\nSERIES_VERSION_NET_NEXT_DRV_FEATURES=2\n"

@@ -12,8 +12,9 @@ import unittest
 from contextlib import redirect_stderr, redirect_stdout
 from pathlib import Path
 
-import series
-import stable
+from tools.series import series
+from tools.series import stable
+from ci import stable_vm
 
 ROOT = Path(__file__).resolve().parents[2]
 CONF = {"SERIES_AUTHOR_NAME": "Role Identity", "SERIES_AUTHOR_EMAIL": "role@example.invalid"}
@@ -328,10 +329,10 @@ class PinTest(unittest.TestCase):
         with tempfile.TemporaryDirectory() as tmp, \
                 mock.patch.object(stable, "worktree_for", return_value=Path(tmp)), \
                 mock.patch.object(stable.series, "git"), \
-                mock.patch.object(stable.subprocess, "run", return_value=failed):
+                mock.patch.object(stable_vm.subprocess, "run", return_value=failed):
             with self.assertRaises(stable.StableError) as cm:
-                stable.build_and_boot(t, {"BASE_REPO": tmp, "BASE_TAG": "t"}, Path(tmp),
-                                      Path(tmp) / "results", log=lambda *_: None)
+                stable_vm.build_and_boot(t, {"BASE_REPO": tmp, "BASE_TAG": "t"}, Path(tmp),
+                                         Path(tmp) / "results", log=lambda *_: None)
         msg = str(cm.exception)
         self.assertIn("stable 6.12: the base kernel does not build", msg)
         self.assertIn("dummy.c:1: error: boom", msg)

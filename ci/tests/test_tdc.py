@@ -6,13 +6,13 @@ cases skipped).
 Each crafted run below is one the old peer rule ("what passes on base
 passes on patched") accepted."""
 
-import sys
 import unittest
 from pathlib import Path
 
+from ci import ktap_parse
+from ci import selftests_run
+
 ROOT = Path(__file__).resolve().parents[2]
-sys.path.insert(0, str(ROOT / "ci"))
-import selftests_run  # noqa: E402
 
 LABELS = ["base", "patched"]
 PROGS = [("tc-testing", "tdc")]
@@ -51,13 +51,13 @@ GOOD = {"base": (1, tap(ok(1, "24f9"), failed(2, "d351", D351_BASE), ok(3, "82d9
 
 def judge(outputs, expect=EXPECT):
     runs = {label: {"tc-testing": selftests_run.ProgramRun(
-        "tdc", rc, selftests_run.parse_tdc(text))} for label, (rc, text) in outputs.items()}
+        "tdc", rc, ktap_parse.parse_tdc(text))} for label, (rc, text) in outputs.items()}
     return selftests_run.judge(runs, expect, PROGS, LABELS)
 
 
 class ParseTdcTest(unittest.TestCase):
     def test_cases_by_id_with_what_follows_them(self):
-        k = selftests_run.parse_tdc(GOOD["base"][1])
+        k = ktap_parse.parse_tdc(GOOD["base"][1])
         self.assertEqual((k.plan, k.problems), (3, []))
         self.assertEqual([(n, r.status) for n, r in k.results],
                          [("24f9", "pass"), ("d351", "fail"), ("82d9", "pass")])
@@ -67,13 +67,13 @@ class ParseTdcTest(unittest.TestCase):
         self.assertEqual(k.cases["24f9"].diag, [])
 
     def test_skip_and_numbering(self):
-        k = selftests_run.parse_tdc(tap(skipped(1, "9178"), ok(3, "983a")))
+        k = ktap_parse.parse_tdc(tap(skipped(1, "9178"), ok(3, "983a")))
         self.assertEqual((k.cases["9178"].status, k.cases["9178"].reason),
                          ("skip", "no netdevsim"))
         self.assertEqual(k.problems, ["983a: Expected test number 2 but found 3"])
 
     def test_no_plan_no_results(self):
-        k = selftests_run.parse_tdc(HEAD + ok(1, "24f9"))
+        k = ktap_parse.parse_tdc(HEAD + ok(1, "24f9"))
         self.assertEqual((k.plan, k.results), (None, []))
 
 
@@ -193,7 +193,7 @@ class ListedOnlyOnBaseTest(unittest.TestCase):
 
     def judge(self, outputs):
         runs = {label: {"tc-testing": selftests_run.ProgramRun(
-            "tdc", rc, selftests_run.parse_tdc(text))} for label, (rc, text) in outputs.items()}
+            "tdc", rc, ktap_parse.parse_tdc(text))} for label, (rc, text) in outputs.items()}
         return selftests_run.judge(runs, EXPECT, PROGS, LABELS, listed_only=["base"])
 
     def test_subset_on_base_only_beside_patched(self):

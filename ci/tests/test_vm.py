@@ -7,7 +7,8 @@ import unittest
 from pathlib import Path
 from unittest import mock
 
-import vm
+from ci import vm
+from common import splats
 
 
 def fake_vng(tmp, body):
@@ -43,8 +44,8 @@ class VmTest(unittest.TestCase):
         for line in ("WARNING: possible circular locking dependency detected",
                      "BUG: KASAN: slab-use-after-free in foo", "Kernel panic - not syncing: x",
                      "unreferenced object 0xffff888 (size 64):"):
-            self.assertTrue(vm.find_splats(line), line)
-        self.assertFalse(vm.find_splats("ok 1 default_tx_queues"))
+            self.assertTrue(splats.find_splats(line), line)
+        self.assertFalse(splats.find_splats("ok 1 default_tx_queues"))
 
     def test_command_failure(self):
         # The stand-in runs the wrapped command like the guest would.

@@ -1,4 +1,3 @@
-#!/usr/bin/env python3
 """A/B benchmark of the base and patched kernels in UML (SMP, pktgen, user-space senders).
 
 Both kernels are booted alternately, repetition after repetition, each boot
@@ -28,14 +27,14 @@ import os
 import sys
 from pathlib import Path
 
-from bench_config import (COMPARISONS, KERNELS, SCENARIOS, SINKS, SWEEP, TRACEPOINTS,
-                          Comparison, s1_sides, scenarios_for)
-from bench_plots import plot
-from bench_report import counter_lines, markdown
-from bench_runner import GUEST, environment, read_tracepoints, run_repetitions
-from bench_sinks import sinks_summary
-from bench_stats import (BOOTSTRAP, counters_summary, devcost_summary, pps, queue_shares,
-                         result_error, summarize, sweep_summary)
+from tools.bench.bench_config import (COMPARISONS, KERNELS, SCENARIOS, SINKS, SWEEP, TRACEPOINTS,
+                                      Comparison, s1_kernel_scenarios, scenarios_for)
+from tools.bench.bench_plots import plot
+from tools.bench.bench_report import counter_lines, markdown
+from tools.bench.bench_runner import GUEST, environment, read_tracepoints, run_repetitions
+from tools.bench.bench_sinks import sinks_summary
+from tools.bench.bench_stats import (BOOTSTRAP, counters_summary, devcost_summary, pps,
+                                     queue_shares, result_error, summarize, sweep_summary)
 
 # What other code uses of the benchmark (ci/pipeline_bench.py, ci/tests/test_bench.py).
 __all__ = ["COMPARISONS", "Comparison", "GUEST", "KERNELS", "SCENARIOS", "SINKS", "SWEEP",
@@ -95,7 +94,8 @@ def run(args, log=print):
     env["boot_order"] = order
     env["vcpu_pinning"] = pinning
     data = {"environment": env, "bootstrap": BOOTSTRAP, "comparisons": summarize(runs),
-            "per_queue": queue_shares(runs, s1_sides()), "counters": counters_summary(runs),
+            "per_queue": queue_shares(runs, s1_kernel_scenarios()),
+            "counters": counters_summary(runs),
             "sweep": sweep_summary(runs), "devcost": devcost_summary(devcost),
             "sinks": sinks_summary(runs), "runs": runs}
     (out / "bench.json").write_text(json.dumps(data, indent=2) + "\n")

@@ -179,7 +179,7 @@ def scenarios_for(kernel, wanted, comparisons=COMPARISONS, sweep=SWEEP):
     return [s for s in wanted if s in used]
 
 
-def s1_sides(comparisons=COMPARISONS):
+def s1_kernel_scenarios(comparisons=COMPARISONS):
     """The (kernel, scenario) sides of the S1 comparisons, in order, once each."""
     sides = [side for c in comparisons if c.key.startswith("S1") for side in (c.a, c.b)]
     return list(dict.fromkeys(sides))

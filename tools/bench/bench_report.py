@@ -3,8 +3,8 @@ intervals and verdicts, then the multi-queue sinks (dummy, veth, netdevsim),
 tracepoints, CPU time per packet, per-queue shares, perf counters, the sweep
 and the per-device costs."""
 
-from bench_config import KERNELS, SINKS, TRACEPOINTS
-from bench_stats import BOOTSTRAP, MIN_REPETITIONS
+from tools.bench.bench_config import KERNELS, SINKS, TRACEPOINTS
+from tools.bench.bench_stats import BOOTSTRAP, MIN_REPETITIONS
 
 # Said by every UML report, and again in each section that shows absolute numbers.
 UML_CAVEAT = "Absolute numbers under UML mean little; only the paired ratios count."

@@ -16,10 +16,11 @@ import subprocess
 import time
 from pathlib import Path
 
-from bench_config import KERNELS, scenarios_for
-from bench_pinning import Pinner
-from bench_sinks import read_records
-from bench_stats import pps
+from common.git import GitError, git
+from tools.bench.bench_config import KERNELS, scenarios_for
+from tools.bench.bench_pinning import Pinner
+from tools.bench.bench_sinks import read_records
+from tools.bench.bench_stats import pps
 
 ROOT = Path(__file__).resolve().parents[2]
 GUEST = ROOT / "tools/bench/uml-guest.sh"
@@ -71,8 +72,9 @@ def boot(kernel_bin, scenarios, outdir, mqbench, seconds, cpus, timeout, devcost
         try:
             res[s] = json.loads(f.read_text())
         except (OSError, ValueError):
-            err = (outdir / f"{s}.err")
-            res[s] = {"error": err.read_text().strip() if err.is_file() else "no result"}
+            err_file = outdir / f"{s}.err"
+            res[s] = {"error": err_file.read_text().strip() if err_file.is_file()
+                      else "no result"}
         records = read_records(outdir, s)
         if records and isinstance(res[s], dict):
             res[s]["records"] = records
@@ -148,14 +150,17 @@ def source_stamp(root=Path(__file__).resolve().parents[2]):
     """The project commit the results come from, whether the work tree
     differed from it, and a digest of patches/ (what the patched kernel
     was built from): results older than the code they describe show."""
-    def git(*a):
-        res = subprocess.run(["git", "-C", str(root), *a], text=True, capture_output=True)
-        return res.stdout.strip() if res.returncode == 0 else ""
+    def git_or_empty(*args):
+        try:
+            return git(root, *args)
+        except GitError:
+            return ""
     digest = hashlib.sha256()
     for f in sorted((root / "patches").rglob("*.patch")):
         digest.update(f.relative_to(root).as_posix().encode() + b"\0" + f.read_bytes())
-    return {"commit": git("rev-parse", "HEAD") or "unknown",
-            "dirty": bool(git("status", "--porcelain", "--", "patches", "tools", "kernel")),
+    return {"commit": git_or_empty("rev-parse", "HEAD") or "unknown",
+            "dirty": bool(git_or_empty("status", "--porcelain", "--", "patches", "tools",
+                                       "kernel")),
             "patches_sha256": digest.hexdigest()}
 
 

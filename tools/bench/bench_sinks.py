@@ -16,8 +16,8 @@ import json
 import re
 import statistics
 
-from bench_config import SINKS
-from bench_stats import cpu_ns, pps
+from tools.bench.bench_config import SINKS
+from tools.bench.bench_stats import cpu_ns, pps
 
 # Record name -> file suffix beside <scenario>.json.
 RECORDS = {"qstats_before": ".qstats-before", "qstats": ".qstats", "classes": ".classes"}

@@ -7,7 +7,7 @@ import random
 import re
 import statistics
 
-from bench_config import COMPARISONS, KERNELS, SWEEP
+from tools.bench.bench_config import COMPARISONS, KERNELS, SWEEP
 
 # The verdict on a target comes from a percentile bootstrap interval of the
 # median of the paired B/A ratios, never from the median alone: a median

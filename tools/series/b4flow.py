@@ -1,4 +1,3 @@
-#!/usr/bin/env python3
 """Submit the series with b4: prep branches, checks, mails, trailers, new versions.
 
 For every workspace series (<prefix><tree>/<topic>, made by series.py apply)
@@ -51,12 +50,10 @@ from dataclasses import asdict, dataclass, field
 from email.message import EmailMessage
 from pathlib import Path
 
-import checks
-import series
+from common.cache import cache_dir
+from tools.series import checks
+from tools.series import series
 
-CACHE = Path(os.environ.get("PROJECT_CACHE",
-                            Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache"))
-                            / "mqbypass"))
 MAGIC = "--- b4-submit-tracking ---"  # b4's marker in its cover commit
 ANSI_RE = re.compile(r"\x1b\[[0-9;]*m")
 REVIEWER = ("Trailer Test", "trailer-test@mqbypass.invalid")
@@ -502,7 +499,7 @@ def run_all(tree, base_rev, out_dir, log=print, *, prefix="ci/", conf=None, iden
             identity = series.submitter_identity(tree)
         except series.SeriesError as err:
             raise FlowError("*", "identity", str(err)) from None
-    flow = Flow(tree, base_rev, out_dir, work or CACHE / "ws/b4", identity, conf, prefix, log,
+    flow = Flow(tree, base_rev, out_dir, work or cache_dir() / "ws/b4", identity, conf, prefix, log,
                 check_cmd, to_cmd, cc_cmd, merged)
     shutil.rmtree(out_dir, ignore_errors=True)
     out_dir.mkdir(parents=True)
@@ -521,10 +518,10 @@ def run_all(tree, base_rev, out_dir, log=print, *, prefix="ci/", conf=None, iden
     write_summary(jobs, out_dir, time.monotonic() - t0)
     failed = [j for j in jobs if j.failed]
     if failed:  # the details are in the log and b4.md
-        err = FlowError("*", "b4", f"{len(failed)} of {len(jobs)} series failed:\n" + "\n".join(
-            j.failed.splitlines()[0] for j in failed))
-        err.jobs = jobs
-        raise err
+        failure = FlowError("*", "b4", f"{len(failed)} of {len(jobs)} series failed:\n"
+                            + "\n".join(j.failed.splitlines()[0] for j in failed))
+        failure.jobs = jobs
+        raise failure
     return jobs
 
 

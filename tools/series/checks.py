@@ -1,4 +1,3 @@
-#!/usr/bin/env python3
 """Per-patch and per-series checks, under the names netdev CI (NIPA) shows
 in patchwork.
 
@@ -25,6 +24,9 @@ import tempfile
 from collections import Counter
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
+
+from common.cache import cache_dir
+from common.git import git
 
 CHECKPATCH_IGNORE = ("COMMIT_LOG_LONG_LINE,MACRO_ARG_REUSE,ALLOC_SIZEOF_STRUCT,"
                      "NO_AUTHOR_SIGN_OFF,GIT_COMMIT_ID,CAMELCASE,FILE_PATH_CHANGES,"
@@ -119,13 +121,6 @@ def run(cmd, cwd, env=None, timeout=None):
     res = subprocess.run(cmd, cwd=cwd, env=env, text=True, errors="replace",
                          stdout=subprocess.PIPE, stderr=subprocess.STDOUT, timeout=timeout)
     return res.returncode, res.stdout
-
-
-def git(tree, *args):
-    code, out = run(["git", *args], cwd=tree)
-    if code:
-        raise RuntimeError(f"git {' '.join(args)}: {out.strip()}")
-    return out.strip()
 
 
 def warnings_of(text):
@@ -666,8 +661,7 @@ def ruff_command():
     package; setup-host.sh installs @astral-sh/ruff-wasm-nodejs)."""
     if shutil.which("ruff"):
         return ["ruff", "check", "--output-format", "pylint"]
-    module = Path(os.environ.get("RUFF_WASM_DIR", Path(
-        os.environ.get("PROJECT_CACHE", Path.home() / ".cache/mqbypass")) / "npm-tools")) \
+    module = Path(os.environ.get("RUFF_WASM_DIR", cache_dir() / "npm-tools")) \
         / "node_modules/@astral-sh/ruff-wasm-nodejs"
     if shutil.which("node") and module.is_dir():
         return ["node", str(RUFF_JS), str(module)]

@@ -1,4 +1,3 @@
-#!/usr/bin/env python3
 """A bot on the list archive: each new series checked per patch, the results
 posted as a reply to its cover letter, the way netdev's CI reports.
 
@@ -33,7 +32,8 @@ from dataclasses import dataclass, field
 from email.message import EmailMessage
 from pathlib import Path
 
-import checks
+from common.git import git
+from tools.series import checks
 
 BOT = ("mqbypass bot", "bot@mqbypass.invalid")
 PATCH_RE = re.compile(r"^\s*\[(?P<prefix>[^\]]*\bPATCH\b[^\]]*)\]\s*(?P<title>.*)$", re.I)
@@ -236,11 +236,8 @@ class Bot:
         return {**os.environ, "GIT_COMMITTER_NAME": BOT[0], "GIT_COMMITTER_EMAIL": BOT[1]}
 
     def git(self, *args, check=True):
-        res = subprocess.run(["git", "-C", str(self.worktree), *args], text=True,
-                             capture_output=True, timeout=300, env=self.env())
-        if check and res.returncode:
-            raise RuntimeError(f"git {' '.join(args)}: {(res.stdout + res.stderr).strip()}")
-        return res
+        """git in the bot's worktree, as the bot."""
+        return git(self.worktree, *args, env=self.env(), check=check, timeout=300)
 
     def check(self, root, cover, patches):
         head = cover or patches[0]
@@ -252,7 +249,7 @@ class Bot:
         total = len(patches)
         applied = []
         for p in patches:
-            before = self.git("rev-parse", "HEAD").stdout.strip()
+            before = self.git("rev-parse", "HEAD")
             res = subprocess.run(["git", "-C", str(self.worktree), "am", "-q"], input=p.raw,
                                  capture_output=True, timeout=300, env=self.env())
             if res.returncode:
@@ -268,11 +265,11 @@ class Bot:
                     f"{len(applied)} patch(es) before it applied; the bot did not test the "
                     "series. Please rebase it onto the tree and resend."])
                 return self.reply("no-apply", root, head.subject, text, False)
-            applied.append((p, self.git("rev-parse", "HEAD").stdout.strip(), before))
+            applied.append((p, self.git("rev-parse", "HEAD"), before))
         rows, failed = [], 0
         for p, commit, _ in applied:
             results = self.run_checks(tree, commit)
-            subject = self.git("log", "-1", "--format=%s", commit).stdout.strip()
+            subject = self.git("log", "-1", "--format=%s", commit)
             build = self.build.get(subject)
             results["build"] = (checks.Result(build.status, f"checks stage: {build.message}")
                                 if build else checks.Result("skip", "not run by the bot; no "
@@ -284,7 +281,7 @@ class Bot:
                  "and checked each patch:", ""]
         for (subject, res), (p, _, _) in zip(rows, applied):
             lines.append(f"[{p.k}/{total}] {subject}")
-            lines += [f"    {k:<16} {st:<4} {msg}" for k, (st, msg) in res.items()]
+            lines += [f"    {k:<16} {status:<4} {msg}" for k, (status, msg) in res.items()]
         lines += ["", "Result: " + ("all checks passed" if not failed else
                                     f"{failed} check(s) failed")]
         return self.reply("checked", root, head.subject, "\n".join(lines), not failed, rows)
@@ -293,7 +290,7 @@ class Bot:
         pid = subprocess.run(f"git -C {self.worktree} show {commit} | git patch-id --stable",
                              shell=True, text=True, capture_output=True,
                              timeout=120).stdout.split()[:1]
-        body = self.git("log", "-1", "--format=%an <%ae>%n%B", commit).stdout
+        body = self.git("log", "-1", "--format=%an <%ae>%n%B", commit)
         key = (pid[0] if pid else commit, hashlib.sha256(body.encode()).hexdigest())
         if key in self.cache:
             return {k: checks.Result(r.status, r.message + " (same patch checked before)")

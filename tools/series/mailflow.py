@@ -1,4 +1,3 @@
-#!/usr/bin/env python3
 """The mailing-list loop on loopback: b4 send, the archive, b4 shazam, trailers, v2, a bot.
 
 With the list of mlist.py up (SMTP on 127.0.0.1 into a public-inbox archive,
@@ -45,11 +44,11 @@ from dataclasses import dataclass, field
 from email.message import EmailMessage
 from pathlib import Path
 
-import b4flow
-import checks
-import listbot
-import mlist
-import series
+from tools.series import b4flow
+from tools.series import checks
+from tools.series import listbot
+from tools.series import mlist
+from tools.series import series
 
 LIST_ADDRESS = "netdev@mqbypass.invalid"
 TESTER = ("List Tester", "tester@mqbypass.invalid")
@@ -68,7 +67,7 @@ class BadCase:
 
 
 @dataclass
-class Outcome:
+class MailflowResult:
     jobs: list
     bad: list = field(default_factory=list)
     counts: dict = field(default_factory=dict)
@@ -420,7 +419,7 @@ def run_all(tree, base_rev, out_dir, log=print, *, prefix="ci/", conf=None, iden
             work=None, merged=(), build=None, smtp_port=None, http_port=None):
     """The loop (module doc) for every workspace series of `tree`; writes
     out_dir/mail.md, mail.json, the bot's replies and the range-diffs. Returns
-    an Outcome; raises mlist.ListError when the list cannot run."""
+    an MailflowResult; raises mlist.ListError when the list cannot run."""
     conf = conf or series.load_conf()
     out_dir = Path(out_dir)
     shutil.rmtree(out_dir, ignore_errors=True)
@@ -458,7 +457,7 @@ def run_all(tree, base_rev, out_dir, log=print, *, prefix="ci/", conf=None, iden
                 job.failed = f"[{job.name}] {type(err).__name__}: {err}"
                 log(f"  {job.failed}")
             done[job.name] = job
-        outcome = Outcome(jobs)
+        outcome = MailflowResult(jobs)
         try:
             outcome.bad = flow.bad_input(jobs)
         except (mlist.ListError, StopIteration, IndexError) as err:

@@ -1,4 +1,3 @@
-#!/usr/bin/env python3
 """Apply the patch series to a kernel tree and export it back to patches/.
 
 Each series (one topic for one tree) lives in patches/<tree>/<topic>/ as
@@ -27,6 +26,8 @@ import sys
 import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
+
+from common.git import git as common_git
 
 ROOT = Path(__file__).resolve().parents[2]
 PATCHES = ROOT / "patches"
@@ -61,12 +62,8 @@ def role_env(conf, date=None):
 
 
 def git(tree, *args, env=None, check=True, capture=True):
-    res = subprocess.run(["git", "-C", str(tree), *args], env=env, text=True,
-                         stdout=subprocess.PIPE if capture else None,
-                         stderr=subprocess.STDOUT if capture else None)
-    if check and res.returncode:
-        raise SeriesError(f"git {' '.join(args)} failed in {tree}:\n{res.stdout}")
-    return res.stdout.strip() if capture else ""
+    """common.git.git, a failure raised as a SeriesError."""
+    return common_git(tree, *args, env=env, check=check, capture=capture, error=SeriesError)
 
 
 @dataclass

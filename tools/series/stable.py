@@ -1,4 +1,3 @@
-#!/usr/bin/env python3
 """Check that the net fixes, as posted, apply to the pinned stable trees and fix the bug there.
 
 Stable takes the patches of a net series that carry a Fixes: tag and apply
@@ -12,9 +11,6 @@ our own to keep.
   stable.py check                 the net series has fix patches with Fixes: tags
   stable.py apply [VERSION...]    fetch and import each tree (cached), then
                                   git am the net fixes on stable/<version>
-  stable.py vm VERSION...         apply, then build the tree's base and patched
-                                  kernels (x86, the test kernel configs) and boot
-                                  both with selftests/stable.json's plan
 
 A fix that does not apply is an error naming the tree, the patch and each
 failing hunk (file and hunk header).
@@ -31,7 +27,9 @@ import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 
-import series
+from common.cache import cache_dir
+from common.programs import PROGRAMS_TXT, read_programs
+from tools.series import series
 
 ROOT = Path(__file__).resolve().parents[2]
 PINS = ROOT / "kernel" / "stable"
@@ -276,7 +274,7 @@ def added_without_fix(net=NET_PATCHES):
             for f in NEW_FILE_RE.findall(p.read_text())}
 
 
-def vm_plan(version, plan=SELFTESTS / "stable.json", programs=SELFTESTS / "programs.txt",
+def vm_plan(version, plan=SELFTESTS / "stable.json", programs=PROGRAMS_TXT,
             expectations=SELFTESTS / "expectations.json", net=NET_PATCHES):
     """(progs, expect) for selftests_run.run_matrix() on the base and the
     patched kernel of a stable tree ("base" and "patched" labels).
@@ -292,11 +290,9 @@ def vm_plan(version, plan=SELFTESTS / "stable.json", programs=SELFTESTS / "progr
     spec = json.loads(Path(plan).read_text())
     if version not in spec["programs"]:
         raise StableError(f"{plan}: no programs for stable {version}")
-    kinds, commands = {}, {}
-    for line in Path(programs).read_text().splitlines():
-        if line.strip() and not line.startswith("#"):
-            name, kind, command = (line.split(None, 2) + [""])[:3]
-            kinds[name], commands[name] = kind, command
+    listed = read_programs(programs)
+    kinds = {p.name: p.kind for p in listed}
+    commands = {p.name: p.command for p in listed}
     names = spec["programs"][version]
     unknown = [n for n in names if n not in kinds]
     if unknown:
@@ -330,42 +326,7 @@ def vm_plan(version, plan=SELFTESTS / "stable.json", programs=SELFTESTS / "progr
     return [(n, kinds[n]) for n in kinds if n in names], expect
 
 
-def build_and_boot(t, info, ws, results, log=print, net=NET_PATCHES):
-    """Build the stable tree's base and patched (branch stable/<version>)
-    kernels and run vm_plan()'s programs on both (selftests_run.run_matrix).
-    Returns its Outcome; raises StableError naming the tree and kernel whose
-    build failed."""
-    sys.path.insert(0, str(ROOT / "ci"))
-    import selftests_run  # noqa: PLC0415
-    from pipeline_common import TEST_FRAGMENTS as frags  # noqa: PLC0415
-
-    progs, expect = vm_plan(t.version, net=net)  # a bad plan fails before the builds
-    src = worktree_for(info["BASE_REPO"], ws / f"stable-{t.version}" / "src", info["BASE_TAG"])
-    builds = {}
-    for label, rev in (("base", info["BASE_TAG"]), ("patched", t.branch)):
-        series.git(src, "checkout", "-q", "-f", "--detach", rev)
-        out = ws / f"stable-{t.version}" / f"build-x86-{label}"
-        log(f"  building stable {t.version} {label} ({rev}) in {out}")
-        res = subprocess.run(["bash", str(ROOT / "kernel/build.sh"), str(src), str(out),
-                              "x86_64", *map(str, frags)], text=True, capture_output=True)
-        (Path(results) / f"build-{label}.log").parent.mkdir(parents=True, exist_ok=True)
-        (Path(results) / f"build-{label}.log").write_text(res.stdout + res.stderr)
-        if res.returncode:
-            tail = "\n  ".join((res.stdout + res.stderr).strip().splitlines()[-8:])
-            raise StableError(f"stable {t.version}: the {label} kernel does not build "
-                              f"(kernel/build.sh exit {res.returncode}):\n  {tail}")
-        builds[label] = out
-    # The tree's own selftests (run as @TREE@) are those of the stable tree.
-    return selftests_run.run_matrix(builds, Path(results) / "vm", tree=src, log=log,
-                                    expect=expect, progs=progs)
-
-
 # ---- command line ----------------------------------------------------------
-
-def cache_dir():
-    return Path(os.environ.get("PROJECT_CACHE", Path(os.environ.get(
-        "XDG_CACHE_HOME", Path.home() / ".cache")) / "mqbypass"))
-
 
 def fixes_line(p):
     fixes = FIXES_RE.findall(message(p))
@@ -387,11 +348,6 @@ def main(argv=None):
     a.add_argument("--repo", help="use this repository instead of fetching and importing "
                    "the pinned tree (with --base)")
     a.add_argument("--base", help="with --repo: the commit or tag to apply to")
-    v = sub.add_parser("vm", help="apply, build base and patched kernels, boot both with "
-                       "the plan")
-    v.add_argument("versions", nargs="+")
-    v.add_argument("--results", type=Path, default=ROOT / "results" / "stable",
-                   help="per tree: build logs, KTAP and consoles (default %(default)s)")
     args = ap.parse_args(argv)
     try:
         if args.cmd == "list":
@@ -410,21 +366,6 @@ def main(argv=None):
             if left:
                 print("not for stable (no Fixes: tag): "
                       + ", ".join(f"{p.parent.name}/{p.name}" for p in left))
-        elif args.cmd == "vm":
-            ws, failed = cache_dir() / "ws", []
-            for t in [tree(v, args.pins) for v in args.versions]:
-                print(f"stable {t.version}: {t.env['BASE_PACKAGE']} {t.env['BASE_VERSION']}")
-                info = fetch_import(t)
-                wt = worktree_for(info["BASE_REPO"], ws / f"stable-{t.version}" / "src",
-                                  info["BASE_TAG"])
-                apply_stable(t.version, wt, base=info["BASE_TAG"], pins=args.pins, net=args.net)
-                out = build_and_boot(t, info, ws, args.results / t.version, net=args.net)
-                print(out.matrix)
-                print(f"stable {t.version}: {out.summary}")
-                if not out.ok:
-                    failed.append(t.version)
-            if failed:
-                raise StableError(f"stable VM matrix failed on: {', '.join(failed)}")
         else:
             if bool(args.repo) != bool(args.base):
                 ap.error("--repo and --base go together")

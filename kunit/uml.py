@@ -1,10 +1,9 @@
-#!/usr/bin/env python3
 """Run the project's KUnit suites in UML through the tree's kunit.py.
 
 Results are read from kunit.py's JSON and counted per case; the run fails
 on any failed case, on a crash or timeout, when no case ran at all, or when
 a suite the series adds (SERIES_SUITES) did not run. It also fails on a
-kernel report (KASAN, lockdep, WARNING, BUG, UBSAN: ci/vm.py's patterns)
+kernel report (KASAN, lockdep, WARNING, BUG, UBSAN: common/splats.py)
 anywhere in the kernel's whole log, the build directory's test.log:
 kunit.py's own output shows a case's log only when the case fails, so a
 passing case that warns would go unseen there
@@ -17,13 +16,15 @@ import argparse
 import json
 import os
 import re
-import subprocess
 import sys
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "ci"))
-import vm  # noqa: E402  (ci/vm.py: the kernel report patterns)
+from common.cache import cache_dir
+from common.proc import run_tee
+from common.splats import find_splats
 
 HERE = Path(__file__).resolve().parent
 NET_CONFIG = HERE / "net.kunitconfig"
@@ -44,14 +45,14 @@ TEST_LOG = "test.log"
 KCONFIG_LINE = re.compile(r"^(CONFIG_\w+=.*|# CONFIG_\w+ is not set)$")
 
 
-def kconfig_options(path):
+def kconfig_options(path: str | Path) -> list[str]:
     """The options a kunitconfig sets, as kunit.py reads them: CONFIG_X=v
     and "# CONFIG_X is not set" lines; other comments and blanks left out."""
     return [ln.strip() for ln in Path(path).read_text().splitlines()
             if KCONFIG_LINE.match(ln.strip())]
 
 
-def default_configs():
+def default_configs() -> list[Path]:
     """net.kunitconfig, and series.kunitconfig when it sets an option: a
     file with none would add nothing to the run."""
     return [NET_CONFIG] + ([SERIES_CONFIG] if kconfig_options(SERIES_CONFIG) else [])
@@ -59,28 +60,28 @@ def default_configs():
 
 @dataclass
 class KunitResult:
-    cases: list = field(default_factory=list)  # (suite, case, status)
-    exit_code: int = 0
+    cases: list[tuple[str, str, str]] = field(default_factory=list)  # (suite, case, status)
+    exit_code: int | None = 0
     log_path: str = ""
-    required: tuple = ()  # suites that must have run
-    splats: list = field(default_factory=list)  # kernel reports in the log (KASAN, lockdep)
+    required: tuple[str, ...] = ()  # suites that must have run
+    splats: list[str] = field(default_factory=list)  # kernel reports in the log (KASAN, lockdep)
     kernel_log: str = ""  # the kernel's whole log (test.log), "" if there was none
 
-    def count(self, status):
+    def count(self, status: str) -> int:
         return sum(1 for c in self.cases if c[2] == status)
 
-    def missing(self):
+    def missing(self) -> list[str]:
         """Required suites without a single case in the results."""
         ran = {c[0] for c in self.cases}
         return [s for s in self.required if s not in ran]
 
     @property
-    def ok(self):
+    def ok(self) -> bool:
         return (self.exit_code == 0 and bool(self.cases) and not self.missing()
                 and bool(self.kernel_log) and not self.splats
                 and not self.count("FAIL") and not self.count("ERROR"))
 
-    def summary(self):
+    def summary(self) -> str:
         missing = self.missing()
         return (f"{self.count('PASS')} passed, {self.count('FAIL') + self.count('ERROR')} "
                 f"failed, {self.count('SKIP')} skipped"
@@ -91,22 +92,27 @@ class KunitResult:
                    if self.splats else ""))
 
 
-def walk(group, suite=None, out=None):
+def kunit_cases(group: dict[str, Any], suite: str | None = None,
+                out: list[tuple[str, str, str]] | None = None) -> list[tuple[str, str, str]]:
+    """(suite, case, status) of every case in kunit.py's JSON, the groups
+    nested in it included, each case under its innermost named group."""
     out = [] if out is None else out
     name = group.get("name", "")
     for case in group.get("test_cases", []):
         out.append((name or suite or "", case["name"], case["status"]))
     for sub in group.get("sub_groups", []):
-        walk(sub, name, out)
+        kunit_cases(sub, name, out)
     return out
 
 
-def run(tree, build_dir, configs=None, log_path=None, json_path=None, timeout=600, echo=None,
-        required=None, kconfig_add=()):
+def run(tree: str | Path, build_dir: str | Path, configs: Sequence[str | Path] | None = None,
+        log_path: str | Path | None = None, json_path: str | Path | None = None,
+        timeout: int = 600, echo: Callable[[str], object] | None = None,
+        required: Sequence[str] | None = None, kconfig_add: Sequence[str] = ()) -> KunitResult:
     """required: suites that must run; by default SERIES_SUITES with the
     default configs, none with others. kconfig_add: options on top of the
     configs (kunit.py --kconfig_add), e.g. DEBUG_KCONFIG. A kernel report in
-    the kernel's whole log (test.log; ci/vm.py's splat patterns: KASAN,
+    the kernel's whole log (test.log; common/splats.py: KASAN,
     lockdep, WARNING, BUG, UBSAN) fails the run whatever the cases say."""
     if required is None:
         required = () if configs else SERIES_SUITES
@@ -119,40 +125,33 @@ def run(tree, build_dir, configs=None, log_path=None, json_path=None, timeout=60
     # stand in for a run that never got there.
     (build_dir / TEST_LOG).unlink(missing_ok=True)
     cmd = [sys.executable, "tools/testing/kunit/kunit.py", "run", f"--build_dir={build_dir}",
-           f"--jobs={os.cpu_count() + 1}", f"--timeout={timeout}", f"--json={json_path}",
+           f"--jobs={(os.cpu_count() or 1) + 1}", f"--timeout={timeout}", f"--json={json_path}",
            "--make_options=CC=ccache gcc"]
     cmd += [f"--kunitconfig={c}" for c in configs]
     cmd += [f"--kconfig_add={o}" for o in kconfig_add]
     env = dict(os.environ)
-    env.setdefault("CCACHE_DIR", str(Path(env.get("PROJECT_CACHE", "/tmp")) / "ccache"))
-    proc = subprocess.Popen(cmd, cwd=tree, env=env, text=True, errors="replace",
-                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
-    lines = []
-    for line in proc.stdout:
-        lines.append(line.rstrip("\n"))
-        if echo:
-            echo(line.rstrip("\n"))
-    code = proc.wait()
-    if log_path:
-        Path(log_path).write_text("\n".join(lines) + "\n")
-    return result(lines, code, json_path, build_dir / TEST_LOG, log_path, required)
+    env.setdefault("CCACHE_DIR", str(cache_dir() / "ccache"))
+    done = run_tee(cmd, cwd=tree, env=env, log_path=log_path, echo=echo)
+    return result(done.lines, done.code, json_path, build_dir / TEST_LOG, log_path, required)
 
 
-def result(lines, exit_code, json_path, test_log, log_path="", required=()):
+def result(lines: list[str], exit_code: int | None, json_path: str | Path,
+           test_log: str | Path, log_path: str | Path | None = "",
+           required: Sequence[str] = ()) -> KunitResult:
     """The KunitResult of a kunit.py run: its output lines and exit code,
     its JSON and the kernel's whole log (test.log; missing: none)."""
     test_log = Path(test_log)
     kernel_log = test_log.read_text(errors="replace") if test_log.is_file() else ""
     # The whole kernel log, and kunit.py's output for what it adds (a crash).
-    splats = list(dict.fromkeys(vm.find_splats(kernel_log) + vm.find_splats("\n".join(lines))))
+    splats = list(dict.fromkeys(find_splats(kernel_log) + find_splats("\n".join(lines))))
     res = KunitResult(exit_code=exit_code, log_path=str(log_path or ""), required=tuple(required),
                       splats=splats, kernel_log=str(test_log) if kernel_log else "")
     if Path(json_path).is_file():
-        res.cases = walk(json.loads(Path(json_path).read_text()))
+        res.cases = kunit_cases(json.loads(Path(json_path).read_text()))
     return res
 
 
-def main(argv=None):
+def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("tree")
     ap.add_argument("build_dir")

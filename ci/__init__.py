@@ -1,0 +1,1 @@
+"""The pipeline: its stages, the VM and selftest runs, the report."""

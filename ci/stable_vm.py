@@ -1,0 +1,88 @@
+"""Build a pinned stable tree's base and patched kernels and boot both with
+selftests/stable.json's plan.
+
+  python3 -m ci.stable_vm VERSION... [--results DIR]
+
+For each version: fetch and import the tree (tools/series/stable.py, cached),
+git am the net fixes on stable/<version>, build the tree's base and patched
+kernels (x86, the test kernel configs) and run the plan's programs on both
+(ci/selftests_run.py's matrix). The run fails when a kernel does not build or
+a matrix fails, naming the tree.
+"""
+
+import argparse
+import subprocess
+import sys
+from collections.abc import Callable
+from pathlib import Path
+
+from ci import selftests_run
+from common.cache import cache_dir
+from ci.pipeline_common import ROOT, TEST_FRAGMENTS
+from tools.series import series, stable
+from tools.series.stable import StableError
+
+
+def build_and_boot(t: stable.Tree, info: dict[str, str], ws: Path, results: str | Path,
+                   log: Callable[[str], object] = print,
+                   net: Path = stable.NET_PATCHES) -> selftests_run.MatrixVerdict:
+    """Build the stable tree's base and patched (branch stable/<version>)
+    kernels and run stable.vm_plan()'s programs on both (selftests_run.run_matrix).
+    Returns its MatrixVerdict; raises StableError naming the tree and kernel whose
+    build failed."""
+    progs, expect = stable.vm_plan(t.version, net=net)  # a bad plan fails before the builds
+    src = stable.worktree_for(info["BASE_REPO"], ws / f"stable-{t.version}" / "src",
+                              info["BASE_TAG"])
+    builds = {}
+    for label, rev in (("base", info["BASE_TAG"]), ("patched", t.branch)):
+        series.git(src, "checkout", "-q", "-f", "--detach", rev)
+        out = ws / f"stable-{t.version}" / f"build-x86-{label}"
+        log(f"  building stable {t.version} {label} ({rev}) in {out}")
+        res = subprocess.run(["bash", str(ROOT / "kernel/build.sh"), str(src), str(out),
+                              "x86_64", *map(str, TEST_FRAGMENTS)], text=True, capture_output=True)
+        (Path(results) / f"build-{label}.log").parent.mkdir(parents=True, exist_ok=True)
+        (Path(results) / f"build-{label}.log").write_text(res.stdout + res.stderr)
+        if res.returncode:
+            tail = "\n  ".join((res.stdout + res.stderr).strip().splitlines()[-8:])
+            raise StableError(f"stable {t.version}: the {label} kernel does not build "
+                              f"(kernel/build.sh exit {res.returncode}):\n  {tail}")
+        builds[label] = out
+    # The tree's own selftests (run as @TREE@) are those of the stable tree.
+    return selftests_run.run_matrix(builds, Path(results) / "vm", tree=src, log=log,
+                                    expect=expect, progs=progs)
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--pins", type=Path, default=stable.PINS,
+                    help="pin files (default %(default)s)")
+    ap.add_argument("--net", type=Path, default=stable.NET_PATCHES,
+                    help="the net series, one directory per topic (default %(default)s)")
+    ap.add_argument("versions", nargs="+")
+    ap.add_argument("--results", type=Path, default=ROOT / "results" / "stable",
+                    help="per tree: build logs, KTAP and consoles (default %(default)s)")
+    args = ap.parse_args(argv)
+    try:
+        ws, failed = cache_dir() / "ws", []
+        for t in [stable.tree(v, args.pins) for v in args.versions]:
+            print(f"stable {t.version}: {t.env['BASE_PACKAGE']} {t.env['BASE_VERSION']}")
+            info = stable.fetch_import(t)
+            wt = stable.worktree_for(info["BASE_REPO"], ws / f"stable-{t.version}" / "src",
+                                     info["BASE_TAG"])
+            stable.apply_stable(t.version, wt, base=info["BASE_TAG"], pins=args.pins,
+                                net=args.net)
+            out = build_and_boot(t, info, ws, args.results / t.version, net=args.net)
+            print(out.matrix)
+            print(f"stable {t.version}: {out.summary}")
+            if not out.ok:
+                failed.append(t.version)
+        if failed:
+            raise StableError(f"stable VM matrix failed on: {', '.join(failed)}")
+    except series.SeriesError as err:
+        print(f"error: {err}", file=sys.stderr)
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,1 @@
+"""The pipeline's own tests (the host tests)."""

@@ -1,0 +1,1 @@
+"""KUnit in UML through the kernel tree's kunit.py."""

@@ -1,0 +1,1 @@
+"""The benchmark's driver, statistics and report (the C++ sender beside it)."""
