@@ -84,7 +84,10 @@ for path in sys.argv[1:]:
             if not run:
                 continue
             where = f"{path}: job {name}, step {i} ({step.get('name', run.splitlines()[0])})"
-            for m in re.finditer(r"(?:-m ci\.pipeline|ci/pipeline\.py)\s+(\S+)\s+--only"
+            # The pipeline is a module of the ci package: run by its path it cannot import ci.
+            errors += [f"{where}: runs {m[0]}: use python3 -m ci.pipeline"
+                       for m in re.finditer(r"python3\s+ci/pipeline\.py", run)]
+            for m in re.finditer(r"-m ci\.pipeline\s+(\S+)\s+--only"
                                  r"((?:[ \t]+[\w-]+)+)", run):
                 try:
                     pipeline.Pipeline.select(m[1], m[2].split())

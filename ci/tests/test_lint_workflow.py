@@ -54,6 +54,8 @@ class LintWorkflowTest(unittest.TestCase):
                                        "- run: cd $HOME/x; python3 -m ci.pipeline test "
                                        "--only setup\n"),
             "schema": GOOD.replace("runs-on: ubuntu-latest\n    steps:", "steps:", 1),
+            "pipeline run by its path": GOOD.replace("python3 -m ci.pipeline test --only setup\n",
+                                                     "python3 ci/pipeline.py test --only setup\n"),
         }
         for why, text in bad.items():
             with self.subTest(why):
