@@ -133,7 +133,7 @@ class CheckStages(TreeStages):
         ctx.seconds["ruff"] = time.monotonic() - t0
         self.patch_reports = self.check_commits(tree, self.applied, ctx)
         # Series-level checks.
-        infos = [checks.series_info(ser, series.COVER_RE) for ser in series.load_series()]
+        infos = [checks.series_info(ser) for ser in series.load_series()]
         self.series_results = checks.series_checks(infos)
         for name, res in self.series_results.items():
             stage.cases.append(report.Case("series", name, res.status, res.message))

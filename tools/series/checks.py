@@ -27,6 +27,7 @@ from pathlib import Path
 
 from common.cache import cache_dir
 from common.git import git
+from tools.series import series
 
 CHECKPATCH_IGNORE = ("COMMIT_LOG_LONG_LINE,MACRO_ARG_REUSE,ALLOC_SIZEOF_STRUCT,"
                      "NO_AUTHOR_SIGN_OFF,GIT_COMMIT_ID,CAMELCASE,FILE_PATH_CHANGES,"
@@ -1192,18 +1193,12 @@ class SeriesInfo:
     patches: list = field(default_factory=list)  # raw patch texts
 
 
-def mail_subject(text):
-    """The Subject header of a mail, unfolded, prefix included."""
-    m = re.search(r"^Subject: (.*(?:\n[ \t][^\n]*)*)", text.partition("\n\n")[0], re.M)
-    return re.sub(r"\n[ \t]", " ", m[1]).strip() if m else ""
-
-
-def series_info(ser, cover_re):
+def series_info(ser):
     """SeriesInfo of a series.Series: the subjects as mailed, prefix
     included, the cover letter's first."""
     texts = [p.read_text() for p in ser.patches]
-    covers = [f.read_text() for f in sorted(ser.directory.iterdir()) if cover_re.match(f.name)]
-    return SeriesInfo(ser.name, ser.tree, [mail_subject(t) for t in covers + texts],
+    covers = [ser.cover.mailed] if ser.cover is not None else []
+    return SeriesInfo(ser.name, ser.tree, covers + [series.mail_subject(t) for t in texts],
                       ser.cover is not None, texts)
 
 

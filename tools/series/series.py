@@ -68,8 +68,9 @@ def git(tree, *args, env=None, check=True, capture=True):
 
 @dataclass
 class Cover:
-    subject: str
+    subject: str  # the title, without the [PATCH ...] prefix
     body: str
+    mailed: str = ""  # the Subject header as mailed, prefix included
 
 
 @dataclass
@@ -95,10 +96,17 @@ def base_key(tree, topic):
     return "SERIES_BASE_" + re.sub(r"[^A-Z0-9]", "_", f"{tree}_{topic}".upper())
 
 
+def mail_subject(text):
+    """The Subject header of a mail, unfolded, prefix included ("" if none)."""
+    m = re.search(r"^Subject: (.*(?:\n[ \t][^\n]*)*)", text.partition("\n\n")[0], re.M)
+    return re.sub(r"\n[ \t]", " ", m[1]).strip() if m else ""
+
+
 def parse_cover(path):
     text = Path(path).read_text()
-    head, _, rest = text.partition("\n\n")
-    subj = re.search(r"^Subject: \[[^\]]*\] (.*(?:\n [^\n]*)*)", head, re.M)
+    rest = text.partition("\n\n")[2]
+    mailed = mail_subject(text)
+    subj = re.match(r"\[[^\]]*\] (.*)", mailed)
     if not subj:
         raise SeriesError(f"{path}: no Subject line")
     lines = rest.splitlines()
@@ -106,7 +114,7 @@ def parse_cover(path):
     if end is None:
         raise SeriesError(f"{path}: no shortlog after the cover letter text")
     body = "\n".join(lines[:end]).strip("\n")
-    return Cover(subject=re.sub(r"\n ", " ", subj.group(1)).strip(), body=body)
+    return Cover(subject=subj.group(1).strip(), body=body, mailed=mailed)
 
 
 def load_series(conf=None, patches=PATCHES):
