@@ -2,7 +2,8 @@
 built, then tools/bench/bench.py boots them alternately. A target still
 inconclusive after the first repetitions gets more, up to a cap
 (BENCH_MAX_REPETITIONS); the stage fails on a scenario without result, a
-target "not met" with confidence, or one still inconclusive at the cap."""
+target "not met" with confidence, or one still inconclusive at the cap (a
+guard, a bound on code that is the same on both sides, only when not met)."""
 
 import argparse
 import os
@@ -15,7 +16,8 @@ from ci import report
 def bench_cases(comparisons):
     """One case per comparison from bench.json's comparisons, and the keys of
     the targets not met. No data fails; "not met" and "inconclusive" (at the
-    repetition cap) fail; met and report-only comparisons pass."""
+    repetition cap) fail, but an inconclusive guard (bench_config.Comparison)
+    passes; met and report-only comparisons pass."""
     cases, not_met = [], []
     for r in comparisons:
         if not r["repetitions"]:
@@ -27,6 +29,10 @@ def bench_cases(comparisons):
         if verdict == "not met":
             not_met.append(r["key"])
             cases.append(report.Case("bench", r["key"], "fail", f"{text}: NOT met"))
+        elif verdict == "inconclusive" and r.get("guard"):
+            cases.append(report.Case("bench", r["key"], "pass",
+                                     f"{text}: inconclusive, a guard of the same code on "
+                                     "both sides: only a proven regression fails it"))
         elif verdict == "inconclusive":
             not_met.append(r["key"])
             cases.append(report.Case("bench", r["key"], "fail",

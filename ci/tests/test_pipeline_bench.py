@@ -73,10 +73,23 @@ class RealComparisonsTest(unittest.TestCase):
         self.assertEqual(cases["S1-xps"].status, "pass")
         self.assertEqual(cases["S1-xps"].message, "0.80x, 95% CI 0.800-0.800, target report")
 
-    def test_default_dummy_is_a_target(self):
+    def test_default_dummy_guard_fails_on_a_proven_regression(self):
         cases, not_met = self.cases({"s3_default": [0.8] * 7})
         self.assertEqual(not_met, ["S2-restore", "S3"])
         self.assertEqual(cases["S3"].status, "fail")
+
+    def test_inconclusive_guard_passes_an_inconclusive_target_fails(self):
+        # S3 straddles 0.97 (a guard: passes); S2-restore straddles 1.5 (a claim: fails).
+        # S2-fresh (patched fresh -> patched after filter) stays at 1.
+        restore = [1.4, 1.6, 1.45, 1.55, 1.5, 1.42, 1.58]
+        cases, not_met = self.cases({"s3_default": [0.9, 1.05, 0.95, 1.0, 0.92, 1.03, 0.96],
+                                     "s2_fq_codel_after_filter": restore,
+                                     "s2_fq_codel_fresh": restore})
+        self.assertEqual(not_met, ["S2-restore"])
+        self.assertEqual(cases["S3"].status, "pass")
+        self.assertIn("inconclusive, a guard", cases["S3"].message)
+        self.assertEqual(cases["S2-restore"].status, "fail")
+        self.assertIn("inconclusive after 7 repetitions", cases["S2-restore"].message)
 
     def test_sink_rows_report_whatever_the_ratio(self):
         cases, not_met = self.cases({"sink_veth_mq": [0.3] * 7, "sink_nsim_mq_xps": [0.6] * 7})

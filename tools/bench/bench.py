@@ -43,9 +43,10 @@ __all__ = ["COMPARISONS", "Comparison", "GUEST", "KERNELS", "SCENARIOS", "SINKS"
 
 
 def inconclusive_sides(runs, comparisons=None):
-    """The (kernel, scenario) sides of the targets still inconclusive."""
+    """The (kernel, scenario) sides of the targets (not guards) still inconclusive."""
     comparisons = COMPARISONS if comparisons is None else comparisons
-    bad = {r["key"] for r in summarize(runs, comparisons) if r.get("verdict") == "inconclusive"}
+    bad = {r["key"] for r in summarize(runs, comparisons)
+           if r.get("verdict") == "inconclusive" and not r.get("guard")}
     return [side for c in comparisons if c.key in bad for side in (c.a, c.b)]
 
 

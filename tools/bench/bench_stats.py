@@ -117,7 +117,7 @@ def summarize(runs, comparisons=COMPARISONS):
     for c in comparisons:
         pairs = [(a, b, b / a) for a, b in paired(runs, c.a, c.b, pps)]
         row = {"key": c.key, "title": c.title, "a": list(c.a), "b": list(c.b),
-               "target": c.target, "repetitions": len(pairs)}
+               "target": c.target, "guard": c.guard, "repetitions": len(pairs)}
         if pairs:
             ratios = [r for _, _, r in pairs]
             row.update(
