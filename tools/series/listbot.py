@@ -6,8 +6,8 @@ keeps what it has seen. A mail whose subject carries [PATCH ...] starts or
 joins a series: k/N threaded under its 0/N cover letter, or a lone 1/1. A
 complete series is applied with `git am` onto the tip of its tree (the
 prefix's net or net-next; tips=) in the bot's own worktree and every patch
-checked with tools/series/checks.py: checkpatch, verify_signedoff, verify_fixes, kdoc. The
-build checks are not run again: the checks stage's result for a patch of the
+checked with tools/series/checks/source.py: checkpatch, verify_signedoff,
+verify_fixes, kdoc. The build checks are not run again: the checks stage's result for a patch of the
 same subject is quoted when the bot has it (build=), else said to be absent.
 A patch the bot checked before, with the same patch-id and message (a v2
 changing only other patches), keeps its results.
@@ -33,7 +33,7 @@ from email.message import EmailMessage
 from pathlib import Path
 
 from common.git import git
-from tools.series import checks
+from tools.series.checks import patchwork, source
 
 BOT = ("mqbypass bot", "bot@mqbypass.invalid")
 PATCH_RE = re.compile(r"^\s*\[(?P<prefix>[^\]]*\bPATCH\b[^\]]*)\]\s*(?P<title>.*)$", re.I)
@@ -122,7 +122,7 @@ class Bot:
                  grace=5.0, log=print, address="netdev@mqbypass.invalid"):
         self.archive, self.worktree, self.tips, self.post = archive, Path(worktree), tips, post
         self.known = known or {}
-        self.build = build or {}  # patch subject -> checks.Result of the checks stage
+        self.build = build or {}  # patch subject -> patchwork.Result of the checks stage
         self.grace, self.log, self.address = grace, log, address
         self.seen = set()  # archive commits read
         self.mails = {}  # msgid -> Mail
@@ -271,9 +271,9 @@ class Bot:
             results = self.run_checks(tree, commit)
             subject = self.git("log", "-1", "--format=%s", commit)
             build = self.build.get(subject)
-            results["build"] = (checks.Result(build.status, f"checks stage: {build.message}")
-                                if build else checks.Result("skip", "not run by the bot; no "
-                                                            "checks stage result"))
+            results["build"] = (patchwork.Result(build.status, f"checks stage: {build.message}")
+                                if build else patchwork.Result("skip", "not run by the bot; no "
+                                                               "checks stage result"))
             failed += sum(1 for r in results.values() if r.status == "fail")
             rows.append((subject, {k: (r.status, r.message) for k, r in results.items()}))
         lines = ["Hello,", "",
@@ -293,21 +293,21 @@ class Bot:
         body = self.git("log", "-1", "--format=%an <%ae>%n%B", commit)
         key = (pid[0] if pid else commit, hashlib.sha256(body.encode()).hexdigest())
         if key in self.cache:
-            return {k: checks.Result(r.status, r.message + " (same patch checked before)")
+            return {k: patchwork.Result(r.status, r.message + " (same patch checked before)")
                     for k, r in self.cache[key].items()}
         self.git("checkout", "-q", "-f", "--detach", commit)
         results = {}
         wt = self.worktree
         # Applied from a mail: the committer is the bot, only the author signs.
-        for name, fn in (("checkpatch", lambda: checks.checkpatch(wt, commit)),
+        for name, fn in (("checkpatch", lambda: source.checkpatch(wt, commit)),
                          ("verify_signedoff",
-                          lambda: checks.verify_signedoff(wt, commit, committer=False)),
+                          lambda: source.verify_signedoff(wt, commit, committer=False)),
                          ("verify_fixes",
-                          lambda: checks.verify_fixes(wt, commit, tree, self.known)),
-                         ("kdoc", lambda: checks.kdoc(wt, commit))):
+                          lambda: source.verify_fixes(wt, commit, tree, self.known)),
+                         ("kdoc", lambda: source.kdoc(wt, commit))):
             try:
                 results[name] = fn()
             except Exception as err:  # a check that crashes fails, named
-                results[name] = checks.Result("fail", f"{name} crashed: {err}")
+                results[name] = patchwork.Result("fail", f"{name} crashed: {err}")
         self.cache[key] = results
         return dict(results)

@@ -45,7 +45,7 @@ from email.message import EmailMessage
 from pathlib import Path
 
 from tools.series import b4flow
-from tools.series import checks
+from tools.series.checks import source
 from tools.series import listbot
 from tools.series import mlist
 from tools.series import series
@@ -428,7 +428,7 @@ def run_all(tree, base_rev, out_dir, log=print, *, prefix="ci/", conf=None, iden
     if identity is None:
         identity = series.submitter_identity(tree)
     t0 = time.monotonic()
-    known = checks.load_known_commits(Path(__file__).resolve().parents[2]
+    known = source.load_known_commits(Path(__file__).resolve().parents[2]
                                       / "kernel/known-commits.txt")
     with mlist.List(work / "list", LIST_ADDRESS, smtp_port, http_port, log=log) as lst:
         flow = MailFlow(tree, base_rev, out_dir, work, identity, conf, prefix, log, merged, lst,
