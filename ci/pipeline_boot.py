@@ -5,8 +5,9 @@ negative-control kernel."""
 
 import dataclasses
 
+from common.git import git, git_run
 from ci.pipeline_common import (ROOT, TEST_FRAGMENTS, X86_BUILD, BuildProgress, StageFailed,
-                                log, sh)
+                                log)
 from ci.pipeline_tree import TreeStages
 from ci import debug_checks
 from ci import report
@@ -82,15 +83,16 @@ class BootStages(TreeStages):
         from ci import selftests_run  # noqa: PLC0415
         tree, out = self.series_tree, self.ws / "series" / X86_BUILD
         self.checkout(tree, self.tip)
-        code, msg = sh(["git", "-C", str(tree), "apply", str(NO_CALLBACK_PATCH)], check=False)
-        if code:
-            raise StageFailed(f"{NO_CALLBACK_PATCH.name} does not apply to the series: {msg}")
+        applied = git_run(tree, "apply", str(NO_CALLBACK_PATCH))
+        if applied.returncode:
+            raise StageFailed(f"{NO_CALLBACK_PATCH.name} does not apply to the series: "
+                              f"{applied.stdout}")
         try:
             self.build(tree, out, f"build-{NO_CALLBACK}", ["W=1"])
             return selftests_run.run_matrix({NO_CALLBACK: out}, self.results / f"vm-{NO_CALLBACK}",
                                             tree=tree, log=log, progs=NO_CALLBACK_PROGS)
         finally:
-            sh(["git", "-C", str(tree), "checkout", "-q", "--", "."])
+            git(tree, "checkout", "-q", "--", ".", error=StageFailed)
             self.build(tree, out, "build-series", ["W=1"])
 
     def stage_vm_debug(self, stage):

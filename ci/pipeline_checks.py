@@ -10,7 +10,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from common.git import git
+from common.git import git, git_run
 from ci.pipeline_common import CACHE, ROOT, TEST_FRAGMENTS, X86_BUILD, StageFailed, log, sh
 from ci.pipeline_tree import TreeStages
 from tools.series.checks import (kbuild, linters, patchwork, per_series, selftest, source,
@@ -271,9 +271,8 @@ class CheckStages(TreeStages):
         problems = []
         for name, want in NEGATIVE_CONTROLS.items():
             self.checkout(tree, self.tip)
-            am = subprocess.run(["git", "-C", str(tree), "am", "-q", "--whitespace=nowarn",
-                                 str(CONTROLS / name)], text=True, capture_output=True,
-                                env=env)
+            am = git_run(tree, "am", "-q", "--whitespace=nowarn", str(CONTROLS / name), env=env,
+                         capture="apart")
             if am.returncode:
                 git(tree, "am", "--abort", check=False)
                 raise StageFailed(f"negative control {name} does not apply: {am.stderr[:500]}")

@@ -9,6 +9,7 @@ import shutil
 import subprocess
 from pathlib import Path
 
+from common.git import git, git_run
 from ci.pipeline_common import (BRANCH_PREFIX, CACHE, FRAGMENTS, ROOT, X86_BUILD, BuildProgress,
                                 StageFailed, StageSet, log, sh)
 from ci import report
@@ -27,15 +28,15 @@ class TreeStages(StageSet):
         """A worktree of the base repository at WS/name/src, recovered and reset."""
         path = self.ws / name / "src"
         repo = self.base["BASE_REPO"]
-        subprocess.run(["git", "-C", repo, "worktree", "prune"], check=False)
+        git_run(repo, "worktree", "prune", capture="none")
         if not (path / ".git").exists():
             if path.exists():
                 shutil.rmtree(path)
             path.parent.mkdir(parents=True, exist_ok=True)
-            sh(["git", "-C", repo, "worktree", "add", "-q", "--detach", str(path), rev])
+            git(repo, "worktree", "add", "-q", "--detach", str(path), rev, error=StageFailed)
         series.recover(path)
-        sh(["git", "-C", str(path), "checkout", "-q", "-f", "--detach", rev])
-        sh(["git", "-C", str(path), "clean", "-qfdx"])
+        git(path, "checkout", "-q", "-f", "--detach", rev, error=StageFailed)
+        git(path, "clean", "-qfdx", error=StageFailed)
         return path
 
     @property
@@ -45,16 +46,16 @@ class TreeStages(StageSet):
 
     @staticmethod
     def checkout(tree, rev):
-        sh(["git", "-C", str(tree), "checkout", "-q", "--detach", rev])
+        git(tree, "checkout", "-q", "--detach", rev, error=StageFailed)
 
     # -- stages ---------------------------------------------------------
     def stage_base(self, stage):
         if self.kernel_src:
             src = Path(self.kernel_src).resolve()
             rev = os.environ.get("KERNEL_BASE", "HEAD")
-            _, sha = sh(["git", "-C", str(src), "rev-parse", f"{rev}^{{commit}}"])
-            self.base = {"BASE_PACKAGE": "git", "BASE_VERSION": sha.strip(), "BASE_PINNED": "no",
-                         "BASE_REPO": str(src), "BASE_TAG": sha.strip(), "BASE_SOURCE": str(src)}
+            sha = git(src, "rev-parse", f"{rev}^{{commit}}", error=StageFailed)
+            self.base = {"BASE_PACKAGE": "git", "BASE_VERSION": sha, "BASE_PINNED": "no",
+                         "BASE_REPO": str(src), "BASE_TAG": sha, "BASE_SOURCE": str(src)}
             # Worktrees of the user's repository live apart from the pinned base's.
             digest = hashlib.sha256(str(src).encode()).hexdigest()[:12]
             self.ws = CACHE / f"ws-{digest}"
