@@ -51,6 +51,7 @@ from email.message import EmailMessage
 from pathlib import Path
 
 from common.cache import cache_dir
+from common.git import git_ok
 from tools.series.checks import source
 from tools.series import series
 
@@ -182,6 +183,8 @@ class Flow:
         return res.stdout + res.stderr
 
     def git(self, job, step, *args, cwd=None, env=None, stdin=None):
+        # Not common.git: a step's git runs as b4's do, with the flow's
+        # identity and settings (env()), and its failure names the job's step.
         return self.run(job, step, ["git", *args], cwd=cwd, env=env,
                         stdin=stdin).stdout.strip()
 
@@ -304,8 +307,7 @@ class Flow:
         ignore = source.CHECKPATCH_IGNORE
         text = self.git(job, "check", "log", "--format=%B", f"{job.start}..{job.branch}")
         ids = [m["id"] for m in map(source.FIXES_RE.match, text.splitlines()) if m]
-        if any(subprocess.run(["git", "-C", str(self.repo), "cat-file", "-e", f"{i}^{{commit}}"],
-                              capture_output=True).returncode for i in ids):
+        if any(not git_ok(self.repo, "cat-file", "-e", f"{i}^{{commit}}") for i in ids):
             # A tree without history cannot resolve Fixes: ids (checks/source.py says why).
             ignore += ",UNKNOWN_COMMIT_ID"
         return NETDEV_CHECKPATCH.format(ignore=ignore)

@@ -26,13 +26,12 @@ import email.utils
 import hashlib
 import os
 import re
-import subprocess
 import time
 from dataclasses import dataclass, field
 from email.message import EmailMessage
 from pathlib import Path
 
-from common.git import git
+from common.git import git, git_bytes
 from tools.series.checks import patchwork, source
 
 BOT = ("mqbypass bot", "bot@mqbypass.invalid")
@@ -250,8 +249,7 @@ class Bot:
         applied = []
         for p in patches:
             before = self.git("rev-parse", "HEAD")
-            res = subprocess.run(["git", "-C", str(self.worktree), "am", "-q"], input=p.raw,
-                                 capture_output=True, timeout=300, env=self.env())
+            res = git_bytes(self.worktree, "am", "-q", input=p.raw, timeout=300, env=self.env())
             if res.returncode:
                 self.git("am", "--abort", check=False)
                 err = (res.stdout + res.stderr).decode(errors="replace").strip().splitlines()
@@ -287,9 +285,9 @@ class Bot:
         return self.reply("checked", root, head.subject, "\n".join(lines), not failed, rows)
 
     def run_checks(self, tree, commit):
-        pid = subprocess.run(f"git -C {self.worktree} show {commit} | git patch-id --stable",
-                             shell=True, text=True, capture_output=True,
-                             timeout=120).stdout.split()[:1]
+        shown = git_bytes(self.worktree, "show", commit, timeout=120).stdout
+        pid = git_bytes(self.worktree, "patch-id", "--stable", input=shown,
+                        timeout=120).stdout.decode(errors="replace").split()[:1]
         body = self.git("log", "-1", "--format=%an <%ae>%n%B", commit)
         key = (pid[0] if pid else commit, hashlib.sha256(body.encode()).hexdigest())
         if key in self.cache:

@@ -1,11 +1,12 @@
 #!/usr/bin/env python3
 """A mailing list on loopback: SMTP into a public-inbox archive served over HTTP.
 
-  smtp     aiosmtpd on 127.0.0.1 (`mlist.py smtp`, a process of its own):
-           accepts mail for the list address only (550 for any other
-           recipient: it relays nothing) and delivers each message with
-           `public-inbox-mda --no-precheck` into the inbox, keeping a copy in
-           the spool (what came in, to count against what the archive holds)
+  smtp     aiosmtpd on 127.0.0.1 (`python3 -m tools.series.mlist smtp`, a
+           process of its own): accepts mail for the list address only
+           (550 for any other recipient: it relays nothing) and delivers
+           each message with `public-inbox-mda --no-precheck` into the
+           inbox, keeping a copy in the spool (what came in, to count
+           against what the archive holds)
   archive  a public-inbox v2 inbox named "all" (b4 takes a midmask under
            /all/ as a public-inbox that needs no redirect lookup, like lore's)
   httpd    `public-inbox-httpd` on 127.0.0.1, read-only, for b4 (midmask)
@@ -30,6 +31,9 @@ import sys
 import time
 from pathlib import Path
 
+from common.git import git_bytes, git_run
+
+ROOT = Path(__file__).resolve().parents[2]
 LOOPBACK = "127.0.0.1"
 INBOX = "all"
 START_TIMEOUT = 30  # seconds for a server to answer
@@ -105,8 +109,7 @@ def stop(proc, timeout=STOP_TIMEOUT):
 
 
 def git_config_list(path):
-    res = subprocess.run(["git", "config", "-f", str(path), "--list"], text=True,
-                         capture_output=True, timeout=30)
+    res = git_run(None, "config", "-f", str(path), "--list", capture="apart", timeout=30)
     pairs = []
     for line in res.stdout.splitlines():
         key, _, value = line.partition("=")
@@ -150,15 +153,16 @@ class Archive:
     def commits(self):
         out = []
         for ep in self.epochs():
-            res = subprocess.run(["git", "--git-dir", str(ep), "rev-list", "--reverse",
-                                  "HEAD"], text=True, capture_output=True, timeout=60)
+            res = git_run(None, "--git-dir", str(ep), "rev-list", "--reverse", "HEAD",
+                          capture="apart", timeout=60)
             if res.returncode == 0:  # an epoch without commits yet has no HEAD
                 out += [(ep, c) for c in res.stdout.split()]
         return out
 
     def raw(self, epoch, commit):
-        return subprocess.run(["git", "--git-dir", str(epoch), "show", f"{commit}:m"],
-                              capture_output=True, check=True, timeout=60).stdout
+        res = git_bytes(None, "--git-dir", str(epoch), "show", f"{commit}:m", timeout=60)
+        res.check_returncode()
+        return res.stdout
 
     def count(self):
         return len(self.commits())
@@ -197,15 +201,15 @@ class List:
         if res.returncode:
             raise ListError(f"public-inbox-init exited {res.returncode}: {res.stderr.strip()}")
         # No spam filter (spamc) on a list only this machine writes to.
-        subprocess.run(["git", "config", "-f", str(self.pi_config), "publicinboxmda.spamcheck",
-                        "none"], check=True, timeout=30)
+        git_run(None, "config", "-f", str(self.pi_config), "publicinboxmda.spamcheck", "none",
+                capture="none", timeout=30).check_returncode()
 
-    def start_server(self, name, cmd, port):
+    def start_server(self, name, cmd, port, cwd=None):
         ensure_free(port, name)
         log_path = self.root / f"{name}.log"
         with open(log_path, "w") as out:
             proc = subprocess.Popen(cmd, env=self.env(), stdout=out, stderr=subprocess.STDOUT,
-                                    stdin=subprocess.DEVNULL, start_new_session=True)
+                                    stdin=subprocess.DEVNULL, start_new_session=True, cwd=cwd)
         self.procs[name] = proc
         wait_port(port, name, proc, self.timeout, log_path)
         self.log(f"  {name} answering on {LOOPBACK}:{port} (pid {proc.pid})")
@@ -215,9 +219,11 @@ class List:
             self.smtp_port = self.smtp_port or free_port()
             self.http_port = self.http_port or free_port()
             self.init()
-            self.start_server("smtp", [PYTHON, str(Path(__file__).resolve()), "smtp",
+            # A module of the package (it runs git through common.git): run
+            # from the top of the repository.
+            self.start_server("smtp", [PYTHON, "-m", "tools.series.mlist", "smtp",
                                        "--port", str(self.smtp_port), "--address", self.address,
-                                       "--spool", str(self.spool)], self.smtp_port)
+                                       "--spool", str(self.spool)], self.smtp_port, cwd=ROOT)
             self.start_server("httpd", ["public-inbox-httpd", "-l",
                                         f"http://{LOOPBACK}:{self.http_port}"], self.http_port)
         except BaseException:

@@ -21,13 +21,13 @@ the prerequisite merged, without prerequisite-patch-id lines.
 import argparse
 import os
 import re
-import subprocess
 import sys
 import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from common.git import git as common_git
+from common.git import git_run
 
 ROOT = Path(__file__).resolve().parents[2]
 PATCHES = ROOT / "patches"
@@ -213,8 +213,7 @@ def order_lines(postings):
 
 def am_failure(tree, patch, output, name):
     """Name the patch and the hunk that failed, abort, leave the tree clean."""
-    check = subprocess.run(["git", "-C", str(tree), "apply", "--check", "--verbose", str(patch)],
-                           text=True, capture_output=True)
+    check = git_run(tree, "apply", "--check", "--verbose", str(patch), capture="apart")
     output += "\n" + check.stderr + check.stdout
     hunks = [ln for ln in output.splitlines()
              if re.match(r"^(error|warning): (patch failed|.*does not (exist|apply)|"
@@ -262,11 +261,8 @@ def apply(tree, base, conf=None, patches=PATCHES, log=print, prefix=DEFAULT_PREF
         git(tree, "checkout", "-q", "-f", "-B", branch, start)
         for p in ser.patches:
             log(f"  applying [{ser.name}] {p.name}")
-            res = subprocess.run(
-                ["git", "-C", str(tree), "am", "--3way", "--keep-cr",
-                 "--committer-date-is-author-date", str(p)],
-                env=role_env(conf), text=True, stdout=subprocess.PIPE,
-                stderr=subprocess.STDOUT)
+            res = git_run(tree, "am", "--3way", "--keep-cr", "--committer-date-is-author-date",
+                          str(p), env=role_env(conf))
             if res.returncode:
                 raise am_failure(tree, p, res.stdout, p.relative_to(patches.parent))
             applied.append((ser, p, git(tree, "rev-parse", "HEAD")))
@@ -290,9 +286,9 @@ def merge_all(tree, base, all_series, conf, prefix=DEFAULT_PREFIX):
         env = role_env(conf, date)
         env.update(GIT_AUTHOR_NAME=conf["SERIES_AUTHOR_NAME"],
                    GIT_AUTHOR_EMAIL=conf["SERIES_AUTHOR_EMAIL"], GIT_AUTHOR_DATE=date)
-        res = subprocess.run(["git", "-C", str(tree), "merge", "-q", "--no-ff", "--no-edit",
-                              "-m", "Merge series " + ", ".join(t[len(prefix):] for t in tips),
-                              *tips[1:]], env=env, text=True, capture_output=True)
+        res = git_run(tree, "merge", "-q", "--no-ff", "--no-edit",
+                      "-m", "Merge series " + ", ".join(t[len(prefix):] for t in tips),
+                      *tips[1:], env=env, capture="apart")
         if res.returncode:
             git(tree, "merge", "--abort", check=False)
             raise SeriesError(f"the series do not merge ({', '.join(tips)}): they touch the "
@@ -325,9 +321,10 @@ def canonical_chain(tree, parent, rev_range, conf):
         name, email, date = fmt.split("\0")
         env = role_env(conf, date)
         env.update(GIT_AUTHOR_NAME=name, GIT_AUTHOR_EMAIL=email, GIT_AUTHOR_DATE=date)
-        res = subprocess.run(["git", "-C", str(tree), "commit-tree", f"{sha}^{{tree}}",
-                              "-p", parent], input=msg + ("\n" if not msg.endswith("\n") else ""),
-                             env=env, text=True, capture_output=True, check=True)
+        res = git_run(tree, "commit-tree", f"{sha}^{{tree}}", "-p", parent,
+                      input=msg + ("\n" if not msg.endswith("\n") else ""), env=env,
+                      capture="apart")
+        res.check_returncode()
         parent = res.stdout.strip()
     return parent
 
@@ -372,7 +369,7 @@ def clear_patches(outdir):
 
 def canonical_tip(tree, prev, canon_prev, branch, conf):
     """The canonical chain of prev..branch on canon_prev (canonical_chain)."""
-    res = subprocess.run(["git", "-C", str(tree), "merge-base", "--is-ancestor", prev, branch])
+    res = git_run(tree, "merge-base", "--is-ancestor", prev, branch, capture="none")
     if res.returncode:
         raise SeriesError(f"{prev} is not an ancestor of {branch}: rebase {branch} onto it")
     return canonical_chain(tree, canon_prev, f"{prev}..{branch}", conf)
@@ -439,8 +436,7 @@ def applied_tree(tree, start, files):
         for f in files:
             if COVER_RE.match(Path(f).name):
                 continue
-            res = subprocess.run(["git", "-C", str(tree), "apply", "--cached", str(f)],
-                                 env=env, text=True, capture_output=True)
+            res = git_run(tree, "apply", "--cached", str(f), env=env, capture="apart")
             if res.returncode:
                 raise SeriesError(f"{f} does not apply to {start}:\n{res.stderr.strip()}")
         return git(tree, "write-tree", env=env)

@@ -28,6 +28,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from common.cache import cache_dir
+from common.git import git_ok, git_run
 from common.programs import PROGRAMS_TXT, read_programs
 from tools.series import series
 
@@ -153,8 +154,7 @@ def hunks(patch):
 def failing_hunks(worktree, patch):
     """What `git apply` says about a patch on a clean worktree, as lines that
     name each failing file and hunk header."""
-    res = subprocess.run(["git", "-C", str(worktree), "apply", "--check", "--verbose",
-                          str(patch)], text=True, capture_output=True)
+    res = git_run(worktree, "apply", "--check", "--verbose", str(patch), capture="apart")
     text = res.stderr + res.stdout
     known = hunks(patch)
     out = []
@@ -178,10 +178,8 @@ def failing_hunks(worktree, patch):
 
 
 def am(worktree, patch, conf):
-    return subprocess.run(["git", "-C", str(worktree), "am", "--3way", "--keep-cr",
-                           "--committer-date-is-author-date", str(patch)],
-                          env=series.role_env(conf), text=True, stdout=subprocess.PIPE,
-                          stderr=subprocess.STDOUT)
+    return git_run(worktree, "am", "--3way", "--keep-cr", "--committer-date-is-author-date",
+                   str(patch), env=series.role_env(conf))
 
 
 def apply_stable(tree_version, worktree, log=print, base=None, pins=PINS, net=NET_PATCHES,
@@ -202,8 +200,7 @@ def apply_stable(tree_version, worktree, log=print, base=None, pins=PINS, net=NE
     fixes = net_fixes(net)
     worktree = Path(worktree)
     series.recover(worktree)
-    if subprocess.run(["git", "-C", str(worktree), "rev-parse", "-q", "--verify",
-                       f"{base}^{{commit}}"], capture_output=True).returncode:
+    if not git_ok(worktree, "rev-parse", "-q", "--verify", f"{base}^{{commit}}"):
         raise StableError(f"stable {t.version}: base {base} is not in {worktree}; "
                           f"import it (kernel/fetch-base.sh {t.pin}, kernel/import-base.sh)")
     series.git(worktree, "checkout", "-q", "-f", "-B", t.branch, base)
@@ -255,7 +252,7 @@ def fetch_import(t, log=print, env=None):
 def worktree_for(repo, path, rev):
     """A worktree of repo at path (created once), detached at rev."""
     path = Path(path)
-    subprocess.run(["git", "-C", str(repo), "worktree", "prune"], check=False)
+    git_run(repo, "worktree", "prune", capture="none")
     if not (path / ".git").exists():
         if path.exists():
             shutil.rmtree(path)
