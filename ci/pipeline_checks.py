@@ -7,11 +7,14 @@ import re
 import shutil
 import subprocess
 import time
+from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any, TypeVar
 
 from common.git import git, git_run
-from ci.pipeline_common import CACHE, ROOT, TEST_FRAGMENTS, X86_BUILD, StageFailed, log, sh
+from ci.pipeline_common import (CACHE, ROOT, TEST_FRAGMENTS, X86_BUILD, Stage, StageFailed, log,
+                                sh)
 from ci.pipeline_tree import TreeStages
 from tools.series.checks import (kbuild, linters, patchwork, per_series, selftest, source,
                                  xmit)
@@ -69,9 +72,10 @@ BUILD_CHECK_MODES = {"build_32bit": ("main",), "build_clang": ("main",),
                      "build_allmodconfig_warn": ("main",), "build_tools": ("main",)}
 ALLMODCONFIG_MODES = BUILD_CHECK_MODES["build_allmodconfig_warn"]
 CLANG_MIN = (17, 0, 1)
+T = TypeVar("T")
 
 
-def find_clang():
+def find_clang() -> tuple[str | None, str]:
     """(LLVM make variable, version) of the newest clang >= CLANG_MIN, or
     (None, what was found)."""
     seen = []
@@ -93,19 +97,20 @@ def find_clang():
 @dataclass
 class CheckTools:
     """What the per-patch checks share across patches."""
-    known: dict
-    builder: object  # kbuild.BuildChecker
-    cocci: object
-    disasm: object
-    objects: dict  # check name -> kbuild.ObjectBuild
-    tools: object  # kbuild.SelftestsBuild
-    recipients: dict = field(default_factory=dict)  # commit -> addresses, None: as sent
-    seconds: dict = field(default_factory=dict)  # check name -> seconds, all patches
+    known: dict[str, str]
+    builder: kbuild.BuildChecker
+    cocci: kbuild.Cocci
+    disasm: xmit.XmitDisasm
+    objects: dict[str, kbuild.ObjectBuild]  # check name -> its build
+    tools: kbuild.SelftestsBuild
+    # commit -> addresses, None: as sent
+    recipients: dict[str, Collection[str] | None] = field(default_factory=dict)
+    seconds: dict[str, float] = field(default_factory=dict)  # check name -> seconds, all patches
     tools_unavailable: str | None = None  # why build_tools does not run in this mode
 
 
 class CheckStages(TreeStages):
-    def stage_checks(self, stage):
+    def stage_checks(self, stage: Stage) -> None:
         tree = self.series_tree
         out = self.ws / "series" / X86_BUILD
         self.series_build = out
@@ -114,7 +119,7 @@ class CheckStages(TreeStages):
         self.build(tree, out, "build-series", ["W=1"])
         disasm = xmit.XmitDisasm(out, xmit.disassemble(out, *xmit.SINGLE_QUEUE_XMIT))
 
-        def make(args):
+        def make(args: list[str]) -> tuple[int | None, str]:
             return self.build(tree, out, "build-series", ["W=1", *args], check=False)
 
         commits = [sha for _, _, sha in self.applied]
@@ -163,19 +168,20 @@ class CheckStages(TreeStages):
             raise StageFailed(stage.summary)
 
     # -- the bot's builds -------------------------------------------------
-    def object_builds(self, tree, sources):
+    def object_builds(self, tree: Path, sources: Sequence[str]) -> dict[str, kbuild.ObjectBuild]:
         """build_32bit, build_clang, build_allmodconfig_warn: each its own
         build directory and config, only the touched objects compiled."""
-        builds = {}
+        builds: dict[str, kbuild.ObjectBuild] = {}
         base = self.ws / "series"
 
-        def maker(name, out, arch, frags, env, extra=()):
-            def make(objs):
+        def maker(name: str, out: Path, arch: str, frags: Sequence[str | Path],
+                  env: dict[str, str], extra: Sequence[str] = ()) -> kbuild.Make:
+            def make(objs: list[str]) -> tuple[int | None, str]:
                 return self.build(tree, out, name, [*extra, *objs], check=False,
                                   fragments=frags, arch=arch, env=env)
             return make
 
-        def gated(name, why=None):
+        def gated(name: str, why: str | None = None) -> str | None:
             modes = BUILD_CHECK_MODES[name]
             return why or (None if self.mode in modes
                            else f"{name}: {' and '.join(modes)} mode only")
@@ -201,17 +207,18 @@ class CheckStages(TreeStages):
             unavailable=gated("build_allmodconfig_warn"), log=log)
         return builds
 
-    def tools_make(self, tree):
+    def tools_make(self, tree: Path) -> kbuild.Make:
         out = self.ws / "series" / "build-tools"
         out.mkdir(parents=True, exist_ok=True)
 
-        def make(args):
+        def make(args: list[str]) -> tuple[int | None, str]:
             return sh(["make", "-C", str(tree), f"O={out}", "-j3", "CC=ccache gcc", *args],
                       self.logfile("build_tools"), check=False)
         return make
 
     # -- per patch --------------------------------------------------------
-    def check_commits(self, tree, commits, ctx):
+    def check_commits(self, tree: Path, commits: Sequence[tuple[series.Series, Path, str]],
+                      ctx: CheckTools) -> list[patchwork.PatchReport]:
         reports = []
         for i, (ser, patch, sha) in enumerate(commits, 1):
             subject = git(tree, "log", "-1", "--format=%s", sha)
@@ -219,7 +226,7 @@ class CheckStages(TreeStages):
             r = patchwork.PatchReport(i, ser.name, sha, subject)
             res = r.results
 
-            def timed(name, fn, *args):
+            def timed(name: str, fn: Callable[..., T], *args: Any) -> T:
                 t0 = time.monotonic()
                 out = fn(*args)
                 ctx.seconds[name] = ctx.seconds.get(name, 0.0) + time.monotonic() - t0
@@ -232,16 +239,14 @@ class CheckStages(TreeStages):
                                   else timed("build_tools", ctx.tools, sha))
             res["checkpatch"] = timed("checkpatch", source.checkpatch, tree, sha)
             res["kdoc"] = timed("kdoc", source.kdoc, tree, sha)
-            for name, check in (("header_inline", source.header_inline),
-                                ("source_inline", source.source_inline),
-                                ("deprecated_api", source.deprecated_api),
-                                ("module_param", source.module_param),
-                                ("verify_signedoff", source.verify_signedoff),
-                                ("maintainers", source.maintainers),
-                                ("check_selftest", selftest.check_selftest),
-                                ("pylint", linters.pylint), ("ruff", linters.ruff),
-                                ("shellcheck", linters.shellcheck),
-                                ("yamllint", linters.yamllint)):
+            commit_checks: list[tuple[str, Callable[[Path, str], patchwork.Result]]] = [
+                ("header_inline", source.header_inline), ("source_inline", source.source_inline),
+                ("deprecated_api", source.deprecated_api), ("module_param", source.module_param),
+                ("verify_signedoff", source.verify_signedoff),
+                ("maintainers", source.maintainers), ("check_selftest", selftest.check_selftest),
+                ("pylint", linters.pylint), ("ruff", linters.ruff),
+                ("shellcheck", linters.shellcheck), ("yamllint", linters.yamllint)]
+            for name, check in commit_checks:
                 res[name] = timed(name, check, tree, sha)
             res["verify_fixes"] = timed("verify_fixes", source.verify_fixes, tree, sha,
                                         ser.tree, ctx.known)
@@ -263,7 +268,7 @@ class CheckStages(TreeStages):
         return reports
 
     # -- negative controls (test mode) ---------------------------------------
-    def negative_controls(self, stage, tree, ctx):
+    def negative_controls(self, stage: Stage, tree: Path, ctx: CheckTools) -> None:
         """Each crafted patch applied on the tip; every check named for it
         must fail it, naming its fault; a series made to break the series
         rules must fail each of them."""
@@ -303,14 +308,14 @@ class CheckStages(TreeStages):
                                                msg[:500]))
                 if verdict == "fail":
                     problems.append(f"{name}: {msg[:200]}")
-        for check, want in BAD_SERIES_FAILS.items():
+        for check, status in BAD_SERIES_FAILS.items():
             res = per_series.SERIES_FUNCS[check](BAD_SERIES)
-            ok = res.status == want
+            ok = res.status == status
             stage.cases.append(report.Case("checks.self-test", f"bad series {check}",
                                            "pass" if ok else "fail",
                                            f"{res.status}: {res.message}"))
             if not ok:
-                problems.append(f"bad series: {check} gave {res.status}, want {want}")
+                problems.append(f"bad series: {check} gave {res.status}, want {status}")
         self.checkout(tree, self.tip)
         if problems:
             raise StageFailed("negative controls not caught:\n" + "\n".join(problems))
