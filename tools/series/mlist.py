@@ -144,13 +144,13 @@ def send(port, msg, sender, rcpt, host=LOOPBACK, timeout=30):
 class Archive:
     """The inbox as git holds it: one commit per message, the message in `m`."""
 
-    def __init__(self, inboxdir):
+    def __init__(self, inboxdir: str | Path) -> None:
         self.dir = Path(inboxdir)
 
-    def epochs(self):
+    def epochs(self) -> list[Path]:
         return sorted((self.dir / "git").glob("*.git"), key=lambda p: int(p.stem))
 
-    def commits(self):
+    def commits(self) -> list[tuple[Path, str]]:
         out = []
         for ep in self.epochs():
             res = git_run(None, "--git-dir", str(ep), "rev-list", "--reverse", "HEAD",
@@ -159,12 +159,12 @@ class Archive:
                 out += [(ep, c) for c in res.stdout.split()]
         return out
 
-    def raw(self, epoch, commit):
+    def raw(self, epoch: Path, commit: str) -> bytes:
         res = git_bytes(None, "--git-dir", str(epoch), "show", f"{commit}:m", timeout=60)
         res.check_returncode()
         return res.stdout
 
-    def count(self):
+    def count(self) -> int:
         return len(self.commits())
 
     def message_ids(self):
