@@ -29,7 +29,10 @@ import socket
 import subprocess
 import sys
 import time
+from collections.abc import Callable
+from email.message import EmailMessage
 from pathlib import Path
+from typing import Any, Literal
 
 from common.git import git_bytes, git_run
 
@@ -52,13 +55,13 @@ class ListError(Exception):
     """A named failure of the list: which server or check, and why."""
 
 
-def free_port():
+def free_port() -> int:
     with socket.socket() as s:
         s.bind((LOOPBACK, 0))
         return s.getsockname()[1]
 
 
-def ensure_free(port, name):
+def ensure_free(port: int, name: str) -> None:
     with socket.socket() as s:
         try:
             s.bind((LOOPBACK, port))
@@ -66,7 +69,8 @@ def ensure_free(port, name):
             raise ListError(f"{name}: port {LOOPBACK}:{port} in use ({err.strerror})") from None
 
 
-def wait_port(port, name, proc=None, timeout=START_TIMEOUT, log_path=None):
+def wait_port(port: int, name: str, proc: "subprocess.Popen[Any] | None" = None,
+              timeout: float = START_TIMEOUT, log_path: str | Path | None = None) -> None:
     """Until something accepts on 127.0.0.1:port; a ListError when `proc`
     exits first or after `timeout` seconds."""
     deadline = time.monotonic() + timeout
@@ -85,14 +89,14 @@ def wait_port(port, name, proc=None, timeout=START_TIMEOUT, log_path=None):
         time.sleep(0.2)
 
 
-def tail_of(path, n=5):
+def tail_of(path: str | Path | None, n: int = 5) -> str:
     if not path or not Path(path).is_file():
         return ""
     lines = Path(path).read_text(errors="replace").strip().splitlines()[-n:]
     return (":\n  " + "\n  ".join(lines)) if lines else ""
 
 
-def stop(proc, timeout=STOP_TIMEOUT):
+def stop(proc: "subprocess.Popen[Any] | None", timeout: float = STOP_TIMEOUT) -> None:
     """SIGTERM to the process group, SIGKILL after `timeout`."""
     if proc is None or proc.poll() is not None:
         return
@@ -108,7 +112,7 @@ def stop(proc, timeout=STOP_TIMEOUT):
             continue
 
 
-def git_config_list(path):
+def git_config_list(path: str | Path) -> list[tuple[str, str]]:
     res = git_run(None, "config", "-f", str(path), "--list", capture="apart", timeout=30)
     pairs = []
     for line in res.stdout.splitlines():
@@ -117,7 +121,7 @@ def git_config_list(path):
     return pairs
 
 
-def check_loopback(config_path):
+def check_loopback(config_path: str | Path) -> None:
     """Refuse a git configuration whose SMTP server (sendemail.smtpserver or
     sendemail.<identity>.smtpserver) is anything but 127.0.0.1, or unset
     (b4 would then use its web endpoint or localhost's MTA)."""
@@ -132,7 +136,8 @@ def check_loopback(config_path):
                         f"{LOOPBACK}, never to another host")
 
 
-def send(port, msg, sender, rcpt, host=LOOPBACK, timeout=30):
+def send(port: int, msg: EmailMessage | bytes, sender: str, rcpt: str, host: str = LOOPBACK,
+         timeout: float = 30) -> None:
     """One message to the list's SMTP server (and only to 127.0.0.1)."""
     if host != LOOPBACK:
         raise ListError(f"refused: SMTP server {host} is not {LOOPBACK}")
@@ -167,7 +172,7 @@ class Archive:
     def count(self) -> int:
         return len(self.commits())
 
-    def message_ids(self):
+    def message_ids(self) -> list[str]:
         return [str(email.message_from_bytes(self.raw(ep, c)).get("Message-ID", "")).strip()
                 for ep, c in self.commits()]
 
@@ -175,23 +180,24 @@ class Archive:
 class List:
     """The list's servers (see the module doc) under `root`, for `address`."""
 
-    def __init__(self, root, address, smtp_port=None, http_port=None, log=print,
-                 timeout=START_TIMEOUT):
+    def __init__(self, root: str | Path, address: str, smtp_port: int | None = None,
+                 http_port: int | None = None, log: Callable[[str], object] = print,
+                 timeout: float = START_TIMEOUT) -> None:
         self.root, self.address, self.log, self.timeout = Path(root), address, log, timeout
         self.smtp_port, self.http_port = smtp_port, http_port
         self.inbox = self.root / "inbox"
         self.spool = self.root / "spool"
         self.pi_config = self.root / "pi-config"
-        self.procs = {}
+        self.procs: dict[str, subprocess.Popen[Any]] = {}
 
     @property
-    def url(self):
+    def url(self) -> str:
         return f"http://{LOOPBACK}:{self.http_port}/{INBOX}"
 
-    def env(self):
+    def env(self) -> dict[str, str]:
         return {**os.environ, "PI_CONFIG": str(self.pi_config), "HOME": str(self.root / "home")}
 
-    def init(self):
+    def init(self) -> None:
         subprocess.run(["rm", "-rf", str(self.root)], check=True, timeout=60)
         (self.root / "home").mkdir(parents=True)
         self.spool.mkdir()
@@ -204,7 +210,8 @@ class List:
         git_run(None, "config", "-f", str(self.pi_config), "publicinboxmda.spamcheck", "none",
                 capture="none", timeout=30).check_returncode()
 
-    def start_server(self, name, cmd, port, cwd=None):
+    def start_server(self, name: str, cmd: list[str], port: int,
+                     cwd: str | Path | None = None) -> None:
         ensure_free(port, name)
         log_path = self.root / f"{name}.log"
         with open(log_path, "w") as out:
@@ -214,7 +221,7 @@ class List:
         wait_port(port, name, proc, self.timeout, log_path)
         self.log(f"  {name} answering on {LOOPBACK}:{port} (pid {proc.pid})")
 
-    def __enter__(self):
+    def __enter__(self) -> "List":
         try:
             self.smtp_port = self.smtp_port or free_port()
             self.http_port = self.http_port or free_port()
@@ -231,22 +238,23 @@ class List:
             raise
         return self
 
-    def close(self):
+    def close(self) -> None:
         for name in list(self.procs):
             stop(self.procs.pop(name))
 
-    def __exit__(self, *exc):
+    def __exit__(self, *exc: object) -> Literal[False]:
         self.close()
         return False
 
-    def archive(self):
+    def archive(self) -> Archive:
         return Archive(self.inbox)
 
-    def spooled(self):
+    def spooled(self) -> list[Path]:
         return sorted(self.spool.glob("*.eml"))
 
-    def send(self, msg, sender):
-        send(self.smtp_port, msg, sender, self.address)
+    def send(self, msg: EmailMessage | bytes, sender: str) -> None:
+        # Before __enter__ there is no port: 0 means to smtplib what None did.
+        send(self.smtp_port or 0, msg, sender, self.address)
 
 
 # -- the SMTP server process ---------------------------------------------
@@ -254,16 +262,17 @@ class List:
 class Handler:
     """aiosmtpd handler: the list address only, each message into the inbox."""
 
-    def __init__(self, address, spool):
+    def __init__(self, address: str, spool: str | Path) -> None:
         self.address, self.spool, self.n = address.lower(), Path(spool), 0
 
-    async def handle_RCPT(self, server, session, envelope, address, rcpt_options):
+    async def handle_RCPT(self, server: Any, session: Any, envelope: Any, address: str,
+                          rcpt_options: list[str]) -> str:
         if address.lower() != self.address:
             return f"550 5.1.1 <{address}>: only <{self.address}> is served here"
         envelope.rcpt_tos.append(address)
         return "250 OK"
 
-    async def handle_DATA(self, server, session, envelope):
+    async def handle_DATA(self, server: Any, session: Any, envelope: Any) -> str:
         data = envelope.original_content or envelope.content
         if isinstance(data, str):
             data = data.encode("utf-8", "surrogateescape")
@@ -288,13 +297,13 @@ class Handler:
         return "250 OK archived"
 
 
-def serve(port, address, spool):
+def serve(port: int, address: str, spool: str | Path) -> None:
     from aiosmtpd.controller import Controller
 
     controller = Controller(Handler(address, spool), hostname=LOOPBACK, port=port)
     controller.start()
     print(f"smtp: {address} on {LOOPBACK}:{port}", flush=True)
-    stopping = []
+    stopping: list[int] = []
     signal.signal(signal.SIGTERM, lambda *a: stopping.append(1))
     parent = os.getppid()
     try:
@@ -305,7 +314,7 @@ def serve(port, address, spool):
         controller.stop()
 
 
-def main(argv=None):
+def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     sub = ap.add_subparsers(dest="cmd", required=True)
     s = sub.add_parser("smtp", help="the list's SMTP server (run by List)")
