@@ -4,13 +4,18 @@ and the patched kernel under virtme-ng (ci/selftests_run.py), then the
 negative-control kernel."""
 
 import dataclasses
+from typing import TYPE_CHECKING
 
-from ci.pipeline_common import (ROOT, TEST_FRAGMENTS, X86_BUILD, BuildProgress, StageFailed,
-                                log, sh)
+from common.git import git, git_run
+from ci.pipeline_common import (ROOT, TEST_FRAGMENTS, X86_BUILD, BuildProgress, Stage,
+                                StageFailed, log)
 from ci.pipeline_tree import TreeStages
 from ci import debug_checks
 from ci import report
 from kunit import uml
+
+if TYPE_CHECKING:
+    from ci import selftests_run
 
 
 # The patched kernel with sfq's chain_head_change callback removed: a qdisc
@@ -21,7 +26,7 @@ NO_CALLBACK = "no-callback"
 NO_CALLBACK_PROGS = [("qdisc_bypass", "ktap")]
 
 
-def kunit_cases(prefix, res):
+def kunit_cases(prefix: str, res: uml.KunitResult) -> list[report.Case]:
     """report.Cases of a uml result, each suite under prefix."""
     return [report.Case(f"{prefix}.{suite}", case,
                         {"PASS": "pass", "SKIP": "skip"}.get(status, "fail"), status)
@@ -29,7 +34,7 @@ def kunit_cases(prefix, res):
 
 
 class BootStages(TreeStages):
-    def stage_kunit(self, stage):
+    def stage_kunit(self, stage: Stage) -> None:
         self.checkout(self.series_tree, self.tip)
         res = uml.run(self.series_tree, self.ws / "series/build-kunit",
                       log_path=self.logfile("kunit"),
@@ -58,7 +63,7 @@ class BootStages(TreeStages):
         if bad:
             raise StageFailed(stage.summary + "; failed: " + ", ".join(bad))
 
-    def stage_vm(self, stage):
+    def stage_vm(self, stage: Stage) -> None:
         from ci import selftests_run  # noqa: PLC0415
         outcome = selftests_run.run_matrix(
             {"base": self.ws / "base" / X86_BUILD, "patched": self.ws / "series" / X86_BUILD},
@@ -72,7 +77,7 @@ class BootStages(TreeStages):
         if not (outcome.ok and neg.ok):
             raise StageFailed(stage.summary)
 
-    def run_no_callback_kernel(self):
+    def run_no_callback_kernel(self) -> "selftests_run.MatrixVerdict":
         """tc_new_tfilter()'s locked clear is the safety net for a qdisc that
         bypasses and accepts filters but registers no chain_head_change
         callback: the patched tree with NO_CALLBACK_PATCH applied must still
@@ -82,18 +87,19 @@ class BootStages(TreeStages):
         from ci import selftests_run  # noqa: PLC0415
         tree, out = self.series_tree, self.ws / "series" / X86_BUILD
         self.checkout(tree, self.tip)
-        code, msg = sh(["git", "-C", str(tree), "apply", str(NO_CALLBACK_PATCH)], check=False)
-        if code:
-            raise StageFailed(f"{NO_CALLBACK_PATCH.name} does not apply to the series: {msg}")
+        applied = git_run(tree, "apply", str(NO_CALLBACK_PATCH))
+        if applied.returncode:
+            raise StageFailed(f"{NO_CALLBACK_PATCH.name} does not apply to the series: "
+                              f"{applied.stdout}")
         try:
             self.build(tree, out, f"build-{NO_CALLBACK}", ["W=1"])
             return selftests_run.run_matrix({NO_CALLBACK: out}, self.results / f"vm-{NO_CALLBACK}",
                                             tree=tree, log=log, progs=NO_CALLBACK_PROGS)
         finally:
-            sh(["git", "-C", str(tree), "checkout", "-q", "--", "."])
+            git(tree, "checkout", "-q", "--", ".", error=StageFailed)
             self.build(tree, out, "build-series", ["W=1"])
 
-    def stage_vm_debug(self, stage):
+    def stage_vm_debug(self, stage: Stage) -> None:
         """The patched kernel built with kernel/configs/debug.config (KASAN,
         lockdep, PROVE_RCU, UBSAN, kmemleak with a scan at the end, fault
         injection) and with kcsan.config, each booted with the judged

@@ -1,5 +1,5 @@
 """The checks stage: every patch of the applied series checked the way netdev
-CI (NIPA) does, under its check names (tools/series/checks.py), the series
+CI (NIPA) does, under its check names (tools/series/checks/), the series
 checks, and in test mode the negative controls: crafted patches under
 ci/negative-controls/ that each named check must fail, for its own fault."""
 
@@ -7,13 +7,17 @@ import re
 import shutil
 import subprocess
 import time
+from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any, TypeVar
 
-from common.git import git
-from ci.pipeline_common import CACHE, ROOT, TEST_FRAGMENTS, X86_BUILD, StageFailed, log, sh
+from common.git import git, git_run
+from ci.pipeline_common import (CACHE, ROOT, TEST_FRAGMENTS, X86_BUILD, Stage, StageFailed, log,
+                                sh)
 from ci.pipeline_tree import TreeStages
-from tools.series import checks
+from tools.series.checks import (kbuild, linters, patchwork, per_series, selftest, source,
+                                 xmit)
 from ci import report
 from tools.series import series
 
@@ -55,7 +59,7 @@ QUOTES = str.maketrans("\u2018\u2019", "''")
 # The control's recipients: the list alone, not the maintainers.
 CONTROL_RECIPIENTS = ("netdev@vger.kernel.org",)
 # A series the series checks must fail, each check for its own fault.
-BAD_SERIES = checks.SeriesInfo(
+BAD_SERIES = per_series.SeriesInfo(
     "net/negative-control", "net", [f"[PATCH {i}/16] net: thing {i}" for i in range(1, 16)]
     + ["[PATCH net-next 16/16] net: thing 16"], False,
     ["--- a/net/core/dev.c\n+++ b/net/core/dev.c\n"])
@@ -68,9 +72,10 @@ BUILD_CHECK_MODES = {"build_32bit": ("main",), "build_clang": ("main",),
                      "build_allmodconfig_warn": ("main",), "build_tools": ("main",)}
 ALLMODCONFIG_MODES = BUILD_CHECK_MODES["build_allmodconfig_warn"]
 CLANG_MIN = (17, 0, 1)
+T = TypeVar("T")
 
 
-def find_clang():
+def find_clang() -> tuple[str | None, str]:
     """(LLVM make variable, version) of the newest clang >= CLANG_MIN, or
     (None, what was found)."""
     seen = []
@@ -92,56 +97,57 @@ def find_clang():
 @dataclass
 class CheckTools:
     """What the per-patch checks share across patches."""
-    known: dict
-    builder: object  # checks.BuildChecker
-    cocci: object
-    disasm: object
-    objects: dict  # check name -> checks.ObjectBuild
-    tools: object  # checks.SelftestsBuild
-    recipients: dict = field(default_factory=dict)  # commit -> addresses, None: as sent
-    seconds: dict = field(default_factory=dict)  # check name -> seconds, all patches
+    known: dict[str, str]
+    builder: kbuild.BuildChecker
+    cocci: kbuild.Cocci
+    disasm: xmit.XmitDisasm
+    objects: dict[str, kbuild.ObjectBuild]  # check name -> its build
+    tools: kbuild.SelftestsBuild
+    # commit -> addresses, None: as sent
+    recipients: dict[str, Collection[str] | None] = field(default_factory=dict)
+    seconds: dict[str, float] = field(default_factory=dict)  # check name -> seconds, all patches
     tools_unavailable: str | None = None  # why build_tools does not run in this mode
 
 
 class CheckStages(TreeStages):
-    def stage_checks(self, stage):
+    def stage_checks(self, stage: Stage) -> None:
         tree = self.series_tree
         out = self.ws / "series" / X86_BUILD
         self.series_build = out
         # Start from a build of the base, then walk the series.
         self.checkout(tree, self.base["BASE_TAG"])
         self.build(tree, out, "build-series", ["W=1"])
-        disasm = checks.XmitDisasm(out, checks.disassemble(out, *checks.SINGLE_QUEUE_XMIT))
+        disasm = xmit.XmitDisasm(out, xmit.disassemble(out, *xmit.SINGLE_QUEUE_XMIT))
 
-        def make(args):
+        def make(args: list[str]) -> tuple[int | None, str]:
             return self.build(tree, out, "build-series", ["W=1", *args], check=False)
 
         commits = [sha for _, _, sha in self.applied]
-        sources = sorted({p for sha in commits for p in checks.kernel_sources(tree, sha)})
+        sources = sorted({p for sha in commits for p in kbuild.kernel_sources(tree, sha)})
         ctx = CheckTools(
-            known=checks.load_known_commits(ROOT / "kernel/known-commits.txt"),
-            builder=checks.BuildChecker(tree, make, log=log),
-            cocci=checks.Cocci(tree, make, CACHE / "cocci-cache-v2.json", log=log),
+            known=source.load_known_commits(ROOT / "kernel/known-commits.txt"),
+            builder=kbuild.BuildChecker(tree, make, log=log),
+            cocci=kbuild.Cocci(tree, make, CACHE / "cocci-cache-v2.json", log=log),
             disasm=disasm, objects=self.object_builds(tree, sources),
-            tools=checks.SelftestsBuild(tree, self.tools_make(tree), log=log),
+            tools=kbuild.SelftestsBuild(tree, self.tools_make(tree), log=log),
             tools_unavailable=(None if self.mode in BUILD_CHECK_MODES["build_tools"]
                                else f"build_tools: "
                                f"{' and '.join(BUILD_CHECK_MODES['build_tools'])} mode only"))
         t0 = time.monotonic()
-        if checks.ruff.available():
-            checks.ruff.prefetch(tree, commits)
+        if linters.ruff.available():
+            linters.ruff.prefetch(tree, commits)
         ctx.seconds["ruff"] = time.monotonic() - t0
         self.patch_reports = self.check_commits(tree, self.applied, ctx)
         # Series-level checks.
-        infos = [checks.series_info(ser) for ser in series.load_series()]
-        self.series_results = checks.series_checks(infos)
+        infos = [per_series.series_info(ser) for ser in series.load_series()]
+        self.series_results = per_series.series_checks(infos)
         for name, res in self.series_results.items():
             stage.cases.append(report.Case("series", name, res.status, res.message))
         for r in self.patch_reports:
             for c, res in r.results.items():
                 stage.cases.append(report.Case(f"checks.{r.tree}", f"{r.index:02d} {c} {r.subject}",
                                                res.status, res.message, res.details))
-        log(checks.table(self.patch_reports))
+        log(patchwork.table(self.patch_reports))
         log("  time per check, all patches: " + ", ".join(
             f"{c} {s:.0f}s" for c, s in sorted(ctx.seconds.items(), key=lambda x: -x[1])))
         self.check_seconds = dict(ctx.seconds)
@@ -154,7 +160,7 @@ class CheckStages(TreeStages):
         # Leave the tree and its build at the tip: that is the patched kernel.
         self.checkout(tree, self.tip)
         self.build(tree, out, "build-series", ["W=1"])
-        stage.summary = (f"{len(self.patch_reports)} patches x {len(checks.CHECKS)} checks: "
+        stage.summary = (f"{len(self.patch_reports)} patches x {len(patchwork.CHECKS)} checks: "
                          f"{len(bad)} patch(es) failing; warnings (patch:check) "
                          f"{', '.join(warned) or 'none'}; series checks "
                          f"{'ok' if not bad_series else 'NOT GREEN: ' + ', '.join(bad_series)}")
@@ -162,63 +168,65 @@ class CheckStages(TreeStages):
             raise StageFailed(stage.summary)
 
     # -- the bot's builds -------------------------------------------------
-    def object_builds(self, tree, sources):
+    def object_builds(self, tree: Path, sources: Sequence[str]) -> dict[str, kbuild.ObjectBuild]:
         """build_32bit, build_clang, build_allmodconfig_warn: each its own
         build directory and config, only the touched objects compiled."""
-        builds = {}
+        builds: dict[str, kbuild.ObjectBuild] = {}
         base = self.ws / "series"
 
-        def maker(name, out, arch, frags, env, extra=()):
-            def make(objs):
+        def maker(name: str, out: Path, arch: str, frags: Sequence[str | Path],
+                  env: dict[str, str], extra: Sequence[str] = ()) -> kbuild.Make:
+            def make(objs: list[str]) -> tuple[int | None, str]:
                 return self.build(tree, out, name, [*extra, *objs], check=False,
                                   fragments=frags, arch=arch, env=env)
             return make
 
-        def gated(name, why=None):
+        def gated(name: str, why: str | None = None) -> str | None:
             modes = BUILD_CHECK_MODES[name]
             return why or (None if self.mode in modes
                            else f"{name}: {' and '.join(modes)} mode only")
 
         frags = [*TEST_FRAGMENTS, NO_WERROR]
         out = base / "build-i386"
-        builds["build_32bit"] = checks.ObjectBuild(
+        builds["build_32bit"] = kbuild.ObjectBuild(
             "build_32bit", tree, maker("build_32bit", out, "i386", [*frags, I386], {}, ["W=1"]),
             out, sources, div64=True, unavailable=gated("build_32bit"), log=log)
         llvm, found = find_clang()
         out = base / "build-clang"
-        builds["build_clang"] = checks.ObjectBuild(
+        builds["build_clang"] = kbuild.ObjectBuild(
             "build_clang", tree, maker("build_clang", out, "x86_64", frags, {"LLVM": llvm or ""},
                                        ["W=1"]), out, sources,
             unavailable=gated("build_clang",
                               None if llvm else f"no clang >= 17.0.1 (found: {found})"),
             log=log)
         out = base / "build-allmodconfig"
-        builds["build_allmodconfig_warn"] = checks.ObjectBuild(
+        builds["build_allmodconfig_warn"] = kbuild.ObjectBuild(
             "build_allmodconfig_warn", tree,
             maker("build_allmodconfig_warn", out, "x86_64", [NO_WERROR],
                   {"KCONFIG_BASE": "allmodconfig"}, ["W=1", "C=1"]), out, sources,
             unavailable=gated("build_allmodconfig_warn"), log=log)
         return builds
 
-    def tools_make(self, tree):
+    def tools_make(self, tree: Path) -> kbuild.Make:
         out = self.ws / "series" / "build-tools"
         out.mkdir(parents=True, exist_ok=True)
 
-        def make(args):
+        def make(args: list[str]) -> tuple[int | None, str]:
             return sh(["make", "-C", str(tree), f"O={out}", "-j3", "CC=ccache gcc", *args],
                       self.logfile("build_tools"), check=False)
         return make
 
     # -- per patch --------------------------------------------------------
-    def check_commits(self, tree, commits, ctx):
+    def check_commits(self, tree: Path, commits: Sequence[tuple[series.Series, Path, str]],
+                      ctx: CheckTools) -> list[patchwork.PatchReport]:
         reports = []
         for i, (ser, patch, sha) in enumerate(commits, 1):
             subject = git(tree, "log", "-1", "--format=%s", sha)
             log(f"  [{i}/{len(commits)}] {ser.name}: {subject}")
-            r = checks.PatchReport(i, ser.name, sha, subject)
+            r = patchwork.PatchReport(i, ser.name, sha, subject)
             res = r.results
 
-            def timed(name, fn, *args):
+            def timed(name: str, fn: Callable[..., T], *args: Any) -> T:
                 t0 = time.monotonic()
                 out = fn(*args)
                 ctx.seconds[name] = ctx.seconds.get(name, 0.0) + time.monotonic() - t0
@@ -226,28 +234,33 @@ class CheckStages(TreeStages):
 
             for name in ("build_32bit", "build_clang", "build_allmodconfig_warn"):
                 res[name] = timed(name, ctx.objects[name], sha)
-            res["build_tools"] = (checks.Result("skip", ctx.tools_unavailable)
+            res["build_tools"] = (patchwork.Result("skip", ctx.tools_unavailable)
                                   if ctx.tools_unavailable
                                   else timed("build_tools", ctx.tools, sha))
-            res["checkpatch"] = timed("checkpatch", checks.checkpatch, tree, sha)
-            res["kdoc"] = timed("kdoc", checks.kdoc, tree, sha)
-            for name in ("header_inline", "source_inline", "deprecated_api", "module_param",
-                         "verify_signedoff", "maintainers", "check_selftest", "pylint", "ruff",
-                         "shellcheck", "yamllint"):
-                res[name] = timed(name, getattr(checks, name), tree, sha)
-            res["verify_fixes"] = timed("verify_fixes", checks.verify_fixes, tree, sha,
+            res["checkpatch"] = timed("checkpatch", source.checkpatch, tree, sha)
+            res["kdoc"] = timed("kdoc", source.kdoc, tree, sha)
+            commit_checks: list[tuple[str, Callable[[Path, str], patchwork.Result]]] = [
+                ("header_inline", source.header_inline), ("source_inline", source.source_inline),
+                ("deprecated_api", source.deprecated_api), ("module_param", source.module_param),
+                ("verify_signedoff", source.verify_signedoff),
+                ("maintainers", source.maintainers), ("check_selftest", selftest.check_selftest),
+                ("pylint", linters.pylint), ("ruff", linters.ruff),
+                ("shellcheck", linters.shellcheck), ("yamllint", linters.yamllint)]
+            for name, check in commit_checks:
+                res[name] = timed(name, check, tree, sha)
+            res["verify_fixes"] = timed("verify_fixes", source.verify_fixes, tree, sha,
                                         ser.tree, ctx.known)
             res["cc_maintainers"], r.to, r.cc = timed(
-                "cc_maintainers", checks.cc_maintainers, tree, sha, ctx.recipients.get(sha))
+                "cc_maintainers", source.cc_maintainers, tree, sha, ctx.recipients.get(sha))
             res["build"], res["sparse"] = timed("build+sparse", ctx.builder, sha)
             # New warnings fail "build" but leave the objects to compare.
-            res["xmit_disasm"] = (checks.Result("skip", "no build")
-                                  if checks.build_broken(res["build"])
+            res["xmit_disasm"] = (patchwork.Result("skip", "no build")
+                                  if kbuild.build_broken(res["build"])
                                   else timed("xmit_disasm", ctx.disasm, sha))
-            res["cocci"] = (checks.Result("skip", "build failed")
-                            if checks.build_broken(res["build"])
+            res["cocci"] = (patchwork.Result("skip", "build failed")
+                            if kbuild.build_broken(res["build"])
                             else timed("cocci", ctx.cocci, sha))
-            r.results = {c: res[c] for c in checks.CHECKS}
+            r.results = {c: res[c] for c in patchwork.CHECKS}
             for c, one in r.results.items():
                 if one.status in ("fail", "warn"):
                     log(f"      {c}: {one.status.upper()} {one.message}")
@@ -255,7 +268,7 @@ class CheckStages(TreeStages):
         return reports
 
     # -- negative controls (test mode) ---------------------------------------
-    def negative_controls(self, stage, tree, ctx):
+    def negative_controls(self, stage: Stage, tree: Path, ctx: CheckTools) -> None:
         """Each crafted patch applied on the tip; every check named for it
         must fail it, naming its fault; a series made to break the series
         rules must fail each of them."""
@@ -263,9 +276,8 @@ class CheckStages(TreeStages):
         problems = []
         for name, want in NEGATIVE_CONTROLS.items():
             self.checkout(tree, self.tip)
-            am = subprocess.run(["git", "-C", str(tree), "am", "-q", "--whitespace=nowarn",
-                                 str(CONTROLS / name)], text=True, capture_output=True,
-                                env=env)
+            am = git_run(tree, "am", "-q", "--whitespace=nowarn", str(CONTROLS / name), env=env,
+                         capture="apart")
             if am.returncode:
                 git(tree, "am", "--abort", check=False)
                 raise StageFailed(f"negative control {name} does not apply: {am.stderr[:500]}")
@@ -274,13 +286,13 @@ class CheckStages(TreeStages):
             ctx.recipients[sha] = CONTROL_RECIPIENTS
             ser = series.Series("net-next", f"negative-control/{name}", Path("."), 1)
             r = self.check_commits(tree, [(ser, Path(name), sha)], ctx)[0]
-            log(checks.table([r]))
+            log(patchwork.table([r]))
             for check, text in want.items():
                 res = r.results[check]
                 gate = (ctx.tools_unavailable if check == "build_tools"
                         else ctx.objects[check].unavailable if check in ctx.objects else None)
                 # sparse and cocci: a checker the kernel refused checked nothing,
-                # a named skip (checks.checker_refused), never a pass.
+                # a named skip (kbuild.checker_refused), never a pass.
                 refused = check in ("sparse", "cocci") and res.message.startswith(
                     "not run: the kernel refused")
                 if res.status == "skip" and ((gate and res.message == gate) or refused):
@@ -296,14 +308,14 @@ class CheckStages(TreeStages):
                                                msg[:500]))
                 if verdict == "fail":
                     problems.append(f"{name}: {msg[:200]}")
-        for check, want in BAD_SERIES_FAILS.items():
-            res = checks.SERIES_FUNCS[check](BAD_SERIES)
-            ok = res.status == want
+        for check, status in BAD_SERIES_FAILS.items():
+            res = per_series.SERIES_FUNCS[check](BAD_SERIES)
+            ok = res.status == status
             stage.cases.append(report.Case("checks.self-test", f"bad series {check}",
                                            "pass" if ok else "fail",
                                            f"{res.status}: {res.message}"))
             if not ok:
-                problems.append(f"bad series: {check} gave {res.status}, want {want}")
+                problems.append(f"bad series: {check} gave {res.status}, want {status}")
         self.checkout(tree, self.tip)
         if problems:
             raise StageFailed("negative controls not caught:\n" + "\n".join(problems))

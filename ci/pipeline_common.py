@@ -12,10 +12,14 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from common.cache import cache_dir
 from common.proc import run_tee
+
+if TYPE_CHECKING:
+    from tools.series.checks.patchwork import PatchReport, Result
+    from tools.series.series import Series
 
 ROOT = Path(__file__).resolve().parents[1]
 CACHE = cache_dir()
@@ -90,7 +94,16 @@ class StageSet:
     results, base (BASE_* of the base tree), ws, series_tree, tip_commit,
     applied, patch_reports, series_results."""
 
+    mode: str
     results: Path
+    kernel_src: str | None
+    base: dict[str, str]
+    ws: Path
+    series_tree: Path
+    tip_commit: str
+    applied: "list[tuple[Series, Path, str]]"
+    patch_reports: "list[PatchReport]"
+    series_results: "dict[str, Result]"
 
     def logfile(self, name: str) -> Path:
         return self.results / "logs" / f"{name}.log"

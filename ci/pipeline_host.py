@@ -12,6 +12,7 @@ import xml.etree.ElementTree as ET
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
+from common.git import git_run
 from ci.pipeline_common import CACHE, ROOT, StageFailed, StageSet, sh
 from ci import report
 
@@ -177,8 +178,9 @@ class HostStages(StageSet):
         """shellcheck on the shell glue, clang-format and clang-tidy on the C++
         sources, flake8 on the Python; the names of the failing ones."""
         failed = []
-        files = subprocess.check_output(["git", "-C", str(ROOT), "ls-files", "-co",
-                                         "--exclude-standard"], text=True).split()
+        listed = git_run(ROOT, "ls-files", "-co", "--exclude-standard", capture="stdout")
+        listed.check_returncode()
+        files = listed.stdout.split()
         shell = [str(ROOT / f) for f in files if f.endswith(".sh") or f == ".ci/run"]
         cxx = [str(ROOT / f) for f in files if f.endswith((".cpp", ".hpp"))]
         # flake8 reads its settings (.flake8) from the working directory.

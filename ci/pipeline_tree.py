@@ -7,54 +7,59 @@ import os
 import re
 import shutil
 import subprocess
+from collections.abc import Sequence
 from pathlib import Path
 
+from common.git import git, git_run
 from ci.pipeline_common import (BRANCH_PREFIX, CACHE, FRAGMENTS, ROOT, X86_BUILD, BuildProgress,
-                                StageFailed, StageSet, log, sh)
+                                Stage, StageFailed, StageSet, log, sh)
 from ci import report
 from tools.series import series
 
 
 class TreeStages(StageSet):
+    base_build: Path
+
     # -- helpers --------------------------------------------------------
-    def build(self, src, out, label, args=(), check=True, fragments=None, arch="x86_64",
-              env=None):
+    def build(self, src: str | Path, out: str | Path, label: str, args: Sequence[str] = (),
+              check: bool = True, fragments: Sequence[str | Path] | None = None,
+              arch: str = "x86_64", env: dict[str, str] | None = None) -> tuple[int | None, str]:
         cmd = ["bash", str(ROOT / "kernel/build.sh"), str(src), str(out), arch,
                *map(str, fragments or FRAGMENTS), "--", *args]
         return sh(cmd, self.logfile(label), check=check, progress=BuildProgress(label), env=env)
 
-    def worktree(self, name, rev):
+    def worktree(self, name: str, rev: str) -> Path:
         """A worktree of the base repository at WS/name/src, recovered and reset."""
         path = self.ws / name / "src"
         repo = self.base["BASE_REPO"]
-        subprocess.run(["git", "-C", repo, "worktree", "prune"], check=False)
+        git_run(repo, "worktree", "prune", capture="none")
         if not (path / ".git").exists():
             if path.exists():
                 shutil.rmtree(path)
             path.parent.mkdir(parents=True, exist_ok=True)
-            sh(["git", "-C", repo, "worktree", "add", "-q", "--detach", str(path), rev])
+            git(repo, "worktree", "add", "-q", "--detach", str(path), rev, error=StageFailed)
         series.recover(path)
-        sh(["git", "-C", str(path), "checkout", "-q", "-f", "--detach", rev])
-        sh(["git", "-C", str(path), "clean", "-qfdx"])
+        git(path, "checkout", "-q", "-f", "--detach", rev, error=StageFailed)
+        git(path, "clean", "-qfdx", error=StageFailed)
         return path
 
     @property
-    def tip(self):
+    def tip(self) -> str:
         """Every series applied (series.merge_all): the patched kernel."""
         return self.tip_commit
 
     @staticmethod
-    def checkout(tree, rev):
-        sh(["git", "-C", str(tree), "checkout", "-q", "--detach", rev])
+    def checkout(tree: str | Path, rev: str) -> None:
+        git(tree, "checkout", "-q", "--detach", rev, error=StageFailed)
 
     # -- stages ---------------------------------------------------------
-    def stage_base(self, stage):
+    def stage_base(self, stage: Stage) -> None:
         if self.kernel_src:
             src = Path(self.kernel_src).resolve()
             rev = os.environ.get("KERNEL_BASE", "HEAD")
-            _, sha = sh(["git", "-C", str(src), "rev-parse", f"{rev}^{{commit}}"])
-            self.base = {"BASE_PACKAGE": "git", "BASE_VERSION": sha.strip(), "BASE_PINNED": "no",
-                         "BASE_REPO": str(src), "BASE_TAG": sha.strip(), "BASE_SOURCE": str(src)}
+            sha = git(src, "rev-parse", f"{rev}^{{commit}}", error=StageFailed)
+            self.base = {"BASE_PACKAGE": "git", "BASE_VERSION": sha, "BASE_PINNED": "no",
+                         "BASE_REPO": str(src), "BASE_TAG": sha, "BASE_SOURCE": str(src)}
             # Worktrees of the user's repository live apart from the pinned base's.
             digest = hashlib.sha256(str(src).encode()).hexdigest()[:12]
             self.ws = CACHE / f"ws-{digest}"
@@ -73,7 +78,7 @@ class TreeStages(StageSet):
                          f"({'pinned' if self.base['BASE_PINNED'] == 'yes' else 'FALLBACK'}), "
                          f"sha256 {self.base['BASE_TARBALL_SHA256'][:16]}")
 
-    def stage_apply(self, stage):
+    def stage_apply(self, stage: Stage) -> None:
         tree = self.worktree("series", self.base["BASE_TAG"])
         applied = series.apply(tree, self.base["BASE_TAG"], prefix=BRANCH_PREFIX,
                                log=lambda m: log(m))
@@ -99,7 +104,7 @@ class TreeStages(StageSet):
                          "applied with git am --3way, export round trip exact")
         self.series_tree = tree
 
-    def stage_build_base(self, stage):
+    def stage_build_base(self, stage: Stage) -> None:
         src = self.worktree("base", self.base["BASE_TAG"])
         self.base_build = self.ws / "base" / X86_BUILD
         self.build(src, self.base_build, "build-base", ["W=1"])

@@ -8,7 +8,7 @@ import xml.etree.ElementTree as ET
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
-# The series checks in patchwork's order (tools/series/checks.py SERIES_CHECKS).
+# The series checks in patchwork's order (tools/series/checks/patchwork.py SERIES_CHECKS).
 SERIES_ORDER = ("cover_letter", "fixes_present", "patch_count", "subject_prefix",
                 "tree_selection")
 

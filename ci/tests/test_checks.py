@@ -7,7 +7,8 @@ import unittest
 from collections import Counter
 from pathlib import Path
 
-from tools.series import checks
+from tools.series.checks import (findings, kbuild, linters, patchwork, per_series, selftest,
+                                 source, xmit)
 from tools.series import series
 
 ENV = {"GIT_AUTHOR_NAME": "A U", "GIT_AUTHOR_EMAIL": "a@example.invalid",
@@ -16,11 +17,11 @@ ENV = {"GIT_AUTHOR_NAME": "A U", "GIT_AUTHOR_EMAIL": "a@example.invalid",
 
 class WarningTest(unittest.TestCase):
     def test_new_warnings_ignore_line_moves(self):
-        before = checks.warnings_of("drivers/net/dummy.c:10:5: warning: unused variable 'x'\n")
-        after = checks.warnings_of("drivers/net/dummy.c:12:5: warning: unused variable 'x'\n"
-                                   "drivers/net/dummy.c:40:1: warning: no previous prototype\n"
-                                   "  CC [M]  drivers/net/dummy.o\n")
-        self.assertEqual(checks.new_warnings(before, after),
+        before = findings.warnings_of("drivers/net/dummy.c:10:5: warning: unused variable 'x'\n")
+        after = findings.warnings_of("drivers/net/dummy.c:12:5: warning: unused variable 'x'\n"
+                                     "drivers/net/dummy.c:40:1: warning: no previous prototype\n"
+                                     "  CC [M]  drivers/net/dummy.o\n")
+        self.assertEqual(findings.new_warnings(before, after),
                          ["drivers/net/dummy.c: warning: no previous prototype"])
 
     def test_kernel_doc_warnings_count(self):
@@ -28,18 +29,18 @@ class WarningTest(unittest.TestCase):
         # were not counted, so kdoc passed any new kernel-doc warning.
         out = ("Warning: drivers/net/dummy.c:385 Excess function parameter 'wrong' "
                "description in 'dummy_negative_control'\n")
-        self.assertEqual(checks.new_warnings(Counter(), checks.warnings_of(out)),
+        self.assertEqual(findings.new_warnings(Counter(), findings.warnings_of(out)),
                          ["drivers/net/dummy.c: warning: Excess function parameter 'wrong' "
                           "description in 'dummy_negative_control'"])
 
     def test_duplicates_count(self):
         w = "a.c:1:1: warning: same\n"
-        new = checks.new_warnings(checks.warnings_of(w), checks.warnings_of(w * 3))
+        new = findings.new_warnings(findings.warnings_of(w), findings.warnings_of(w * 3))
         self.assertEqual(len(new), 2)
 
     def test_sparse_split(self):
-        self.assertTrue(checks.is_sparse("a.c: warning: incorrect type in assignment"))
-        self.assertFalse(checks.is_sparse("a.c: warning: unused variable 'x'"))
+        self.assertTrue(kbuild.is_sparse("a.c: warning: incorrect type in assignment"))
+        self.assertFalse(kbuild.is_sparse("a.c: warning: unused variable 'x'"))
 
 
 class CommitChecksTest(unittest.TestCase):
@@ -66,15 +67,15 @@ class CommitChecksTest(unittest.TestCase):
 
     def test_verify_signedoff(self):
         sha = self.commit("x: y\n\nSigned-off-by: A U <a@example.invalid>")
-        res = checks.verify_signedoff(self.repo, sha)
+        res = source.verify_signedoff(self.repo, sha)
         self.assertEqual(res.status, "pass")
         self.assertEqual(res.message, "Signed-off-by tag matches author and committer")
         sha = self.commit("x: y\n\nSigned-off-by: Other <o@example.invalid>")
-        res = checks.verify_signedoff(self.repo, sha)
+        res = source.verify_signedoff(self.repo, sha)
         self.assertEqual(res.status, "fail")
         self.assertIn("author Signed-off-by missing", res.message)
         sha = self.commit("x: y")
-        self.assertEqual(checks.verify_signedoff(self.repo, sha).status, "fail")
+        self.assertEqual(source.verify_signedoff(self.repo, sha).status, "fail")
 
     def test_verify_signedoff_wants_the_committer_too(self):
         (self.repo / "f.c").write_text("int z;\n")
@@ -82,33 +83,33 @@ class CommitChecksTest(unittest.TestCase):
                         "x: y\n\nSigned-off-by: A U <a@example.invalid>"], check=True,
                        env={**os.environ, **ENV, "GIT_COMMITTER_NAME": "C M",
                             "GIT_COMMITTER_EMAIL": "c@example.invalid"})
-        res = checks.verify_signedoff(self.repo, self.git("rev-parse", "HEAD").strip())
+        res = source.verify_signedoff(self.repo, self.git("rev-parse", "HEAD").strip())
         self.assertEqual(res.status, "fail")
         self.assertEqual(res.message, "committer Signed-off-by missing")
 
     def test_verify_fixes_against_history_and_list(self):
         good = f'Fixes: {self.base[:12]} ("net: base thing")'
         sha = self.commit(f"x: fix\n\n{good}\nSigned-off-by: A U <a@example.invalid>")
-        self.assertEqual(checks.verify_fixes(self.repo, sha, "net", {}).status, "pass")
+        self.assertEqual(source.verify_fixes(self.repo, sha, "net", {}).status, "pass")
         sha = self.commit(f'x: fix\n\nFixes: {self.base[:12]} ("net: other thing")')
-        res = checks.verify_fixes(self.repo, sha, "net", {})
+        res = source.verify_fixes(self.repo, sha, "net", {})
         self.assertEqual(res.status, "fail")
         self.assertIn("Subject does not match target commit subject", res.message)
         sha = self.commit('x: fix\n\nFixes: 0123456789ab ("net: listed")')
         self.assertIn("Target SHA1 does not exist",
-                      checks.verify_fixes(self.repo, sha, "net", {}).message)
-        self.assertEqual(checks.verify_fixes(self.repo, sha, "net",
+                      source.verify_fixes(self.repo, sha, "net", {}).message)
+        self.assertEqual(source.verify_fixes(self.repo, sha, "net",
                                              {"0123456789abcdef": "net: listed"}).status, "pass")
         sha = self.commit("x: fix\n\nFixes: 0123456 net: short")
-        self.assertIn("malformed", checks.verify_fixes(self.repo, sha, "net", {}).message)
+        self.assertIn("malformed", source.verify_fixes(self.repo, sha, "net", {}).message)
         sha = self.commit("x: no tag")
-        self.assertEqual(checks.verify_fixes(self.repo, sha, "net", {}).status, "fail")
-        self.assertEqual(checks.verify_fixes(self.repo, sha, "net-next", {}).status, "pass")
+        self.assertEqual(source.verify_fixes(self.repo, sha, "net", {}).status, "fail")
+        self.assertEqual(source.verify_fixes(self.repo, sha, "net-next", {}).status, "pass")
 
     def test_verify_fixes_tag_between_empty_lines(self):
         sha = self.commit(f'x: fix\n\nFixes: {self.base[:12]} ("net: base thing")\n\n'
                           "Signed-off-by: A U <a@example.invalid>")
-        res = checks.verify_fixes(self.repo, sha, "net", {})
+        res = source.verify_fixes(self.repo, sha, "net", {})
         self.assertEqual(res.status, "fail")
         self.assertIn("empty lines surround the Fixes tag", res.message)
 
@@ -119,7 +120,7 @@ class CommitChecksTest(unittest.TestCase):
         self.git("add", "-A")
         self.git("commit", "-q", "-m", "selftests: net: a test")
         sha = self.git("rev-parse", "HEAD").strip()
-        res = checks.verify_fixes(self.repo, sha, "net", {})
+        res = source.verify_fixes(self.repo, sha, "net", {})
         self.assertEqual(res.status, "pass")
         self.assertIn("only adds or changes selftests", res.message)
         # A fix touching code and its test still needs the tag.
@@ -127,7 +128,7 @@ class CommitChecksTest(unittest.TestCase):
         (self.repo / "f.c").write_text("int c;\n")
         self.git("commit", "-q", "-a", "-m", "net: fix and test")
         sha = self.git("rev-parse", "HEAD").strip()
-        self.assertEqual(checks.verify_fixes(self.repo, sha, "net", {}).status, "fail")
+        self.assertEqual(source.verify_fixes(self.repo, sha, "net", {}).status, "fail")
 
     def change(self, files, msg="x: change"):
         """Commit files {path: text or None (delete)}; return the commit."""
@@ -145,12 +146,12 @@ class CommitChecksTest(unittest.TestCase):
     def test_header_inline(self):
         sha = self.change({"a.h": "static inline int f(void) { return 0; }\n"
                                   "static __always_inline int g(void) { return 0; }\n"})
-        res = checks.header_inline(self.repo, sha)
+        res = source.header_inline(self.repo, sha)
         self.assertEqual((res.status, res.message), (
             "pass", "No static functions without inline keyword in header files"))
         sha = self.change({"a.h": "static int h(void)\n{\n\treturn 0;\n}\n",
                            "b.c": "static int h(void) { return 0; }\n"})
-        res = checks.header_inline(self.repo, sha)
+        res = source.header_inline(self.repo, sha)
         self.assertEqual(res.status, "fail")
         self.assertEqual(res.message, "Detected static functions without inline keyword in "
                                       "header files: 1")
@@ -158,30 +159,30 @@ class CommitChecksTest(unittest.TestCase):
     def test_source_inline(self):
         sha = self.change({"a.c": "static inline int f(void) { return 0; }\n",
                            "a.h": "static inline int g(void) { return 0; }\n"})
-        res = checks.source_inline(self.repo, sha)
+        res = source.source_inline(self.repo, sha)
         self.assertEqual((res.status, res.message), ("fail", "Was 0 now: 1"))
         # A changed line that keeps its inline: a warning, as in patchwork.
         sha = self.change({"a.c": "static inline int f(void) { return 1; }\n"})
-        self.assertEqual(checks.source_inline(self.repo, sha).status, "warn")
+        self.assertEqual(source.source_inline(self.repo, sha).status, "warn")
         sha = self.change({"a.c": "static int f(void) { return 1; }\n"})
-        self.assertEqual(checks.source_inline(self.repo, sha).status, "pass")
+        self.assertEqual(source.source_inline(self.repo, sha).status, "pass")
 
     def test_module_param_and_deprecated_api(self):
         sha = self.change({"m.c": "static int p;\nmodule_param(p, int, 0444);\n"})
-        res = checks.module_param(self.repo, sha)
+        res = source.module_param(self.repo, sha)
         self.assertEqual((res.status, res.message), ("fail", "Was 0 now: 1"))
-        res = checks.deprecated_api(self.repo, sha)
+        res = source.deprecated_api(self.repo, sha)
         self.assertEqual((res.status, res.message), ("fail", "Found: 'module_param' was: 0 now: 1"))
         sha = self.change({"n.c": "void f(struct net_device *d)\n{\n\tdev_hold(d);\n}\n"})
-        res = checks.deprecated_api(self.repo, sha)
+        res = source.deprecated_api(self.repo, sha)
         self.assertEqual((res.status, res.message), ("warn", "Found: 'dev_hold(' was: 0 now: 1"))
-        self.assertEqual(checks.module_param(self.repo, sha).status, "pass")
+        self.assertEqual(source.module_param(self.repo, sha).status, "pass")
         # netdev_hold( is the replacement, not the deprecated call.
         sha = self.change({"n.c": "void f(struct net_device *d)\n{\n\tnetdev_hold(d);\n}\n"})
-        res = checks.deprecated_api(self.repo, sha)
+        res = source.deprecated_api(self.repo, sha)
         self.assertEqual((res.status, res.message), ("pass", "Found: 'dev_hold(' was: 1 now: 0"))
         sha = self.change({"o.c": "int x;\n"})
-        self.assertEqual(checks.deprecated_api(self.repo, sha).message, "None detected")
+        self.assertEqual(source.deprecated_api(self.repo, sha).message, "None detected")
 
     def test_check_selftest_order_and_listing(self):
         net = "tools/testing/selftests/net/"
@@ -192,88 +193,88 @@ class CommitChecksTest(unittest.TestCase):
                                              "# end of TEST_PROGS\n",
                            net + "config": "CONFIG_A=y\nCONFIG_B=m\nCONFIG_C=y\n",
                            net + "b.sh": "#!/bin/sh\n", net + "lib/py/x.py": "pass\n"})
-        res = checks.check_selftest(self.repo, sha)
+        res = selftest.check_selftest(self.repo, sha)
         self.assertEqual(res.status, "pass", res.details)
         self.assertEqual(res.message, "Good format (2); New files in Makefile checked (1)")
         sha = self.change({net + "Makefile": "TEST_PROGS := \\\n\td.sh \\\n\ta.sh \\\n\tb.sh \\\n"
                                              "\tc.sh \\\n# end of TEST_PROGS\n",
                            net + "d.sh": "#!/bin/sh\n"})
-        res = checks.check_selftest(self.repo, sha)
+        res = selftest.check_selftest(self.repo, sha)
         self.assertEqual(res.status, "fail")
         self.assertIn("'d.sh' should come after 'a.sh'", res.message)
         sha = self.change({net + "config": "CONFIG_A=y\nCONFIG_C=y\nCONFIG_B=m\n",
                            net + "e.py": "pass\n", net + "e_prog.c": "int main(void) {}\n"})
-        res = checks.check_selftest(self.repo, sha)
+        res = selftest.check_selftest(self.repo, sha)
         self.assertEqual(res.status, "fail")
         self.assertIn("CONFIG_B=m should come before CONFIG_C=y", res.details)
         self.assertIn(net + "e.py not found in Makefile", res.details)
         self.assertIn(net + "e_prog.c not found in .gitignore", res.details)
         sha = self.change({"f.c": "int q;\n"})
-        self.assertEqual(checks.check_selftest(self.repo, sha).message, "No changes to selftests")
+        self.assertEqual(selftest.check_selftest(self.repo, sha).message, "No changes to selftests")
 
     def test_makefile_format(self):
         good = ("TEST_PROGS := \\\n\ta.sh \\\n\tb/x.sh \\\n# end of TEST_PROGS\n"
                 "CFLAGS += -Wall -O2\nTEST_FILES := $(wildcard *.py)\n")
-        self.assertEqual(checks.makefile_order_errors(good), [])
+        self.assertEqual(selftest.makefile_order_errors(good), [])
         two = good + "TEST_PROGS += \\\n\tz.sh \\\n# end of TEST_PROGS\n"
-        self.assertTrue(any("a second block" in e for e in checks.makefile_order_errors(two)))
-        self.assertTrue(checks.makefile_order_errors(
+        self.assertTrue(any("a second block" in e for e in selftest.makefile_order_errors(two)))
+        self.assertTrue(selftest.makefile_order_errors(
             "TEST_PROGS := \\\n    a.sh \\\n\tb.sh c.sh \\\n# end of TEST_PROGS\n"))
 
     def test_maintainers_untouched(self):
         sha = self.change({"g.c": "int g;\n"})
-        self.assertEqual(checks.maintainers(self.repo, sha).message, "MAINTAINERS not touched")
+        self.assertEqual(source.maintainers(self.repo, sha).message, "MAINTAINERS not touched")
 
     def test_maintainers_patterns_must_match(self):
         entry = "THING\nM:\tA U <a@example.invalid>\nS:\tMaintained\nF:\t%s\n"
         sha = self.change({"MAINTAINERS": entry % "net/", "net/x.c": "int x;\n"})
-        res = checks.maintainers(self.repo, sha)
+        res = source.maintainers(self.repo, sha)
         self.assertEqual((res.status, res.message),
                          ("pass", "Errors and warnings before: 0 this patch: 0"))
         sha = self.change({"MAINTAINERS": entry % "net/*.c"})
-        self.assertEqual(checks.maintainers(self.repo, sha).status, "pass")
+        self.assertEqual(source.maintainers(self.repo, sha).status, "pass")
         sha = self.change({"MAINTAINERS": entry % "drivers/missing.c"})
-        res = checks.maintainers(self.repo, sha)
+        res = source.maintainers(self.repo, sha)
         self.assertEqual(res.status, "fail")
         self.assertIn("MAINTAINERS:4: warning: no file matches F:\tdrivers/missing.c",
                       res.message)
 
     def test_tool_lints_compare_parent_and_patch(self):
         # shellcheck: a new script that is not clean fails (everything counts).
-        if not checks.shellcheck.available():
+        if not linters.shellcheck.available():
             self.skipTest("no shellcheck")
         sha = self.change({"s.sh": "#!/bin/bash\ncd $1\n"})
-        res = checks.shellcheck(self.repo, sha)
+        res = linters.shellcheck(self.repo, sha)
         self.assertEqual(res.status, "fail", res.details)
         self.assertTrue(res.message.startswith("Errors before: 0 (+warn: 0) this patch: "))
         # An already unclean script that gets no worse passes.
         sha = self.change({"s.sh": "#!/bin/bash\ncd $1\necho ok\n"})
-        self.assertEqual(checks.shellcheck(self.repo, sha).status, "pass")
+        self.assertEqual(linters.shellcheck(self.repo, sha).status, "pass")
         sha = self.change({"f.c": "int r;\n"})
-        self.assertEqual(checks.shellcheck(self.repo, sha).message,
+        self.assertEqual(linters.shellcheck(self.repo, sha).message,
                          "No shell scripts touched, skip")
 
     def test_yamllint_and_python_lints(self):
-        if checks.yamllint.available():
+        if linters.yamllint.available():
             sha = self.change({"a.yaml": "---\nk: 1\nk: 2\n"})
-            res = checks.yamllint(self.repo, sha)
+            res = linters.yamllint(self.repo, sha)
             self.assertEqual(res.status, "fail", res.details)
             self.assertIn("duplication of key", res.details)
-        if checks.ruff.available():
+        if linters.ruff.available():
             sha = self.change({"p.py": "print(undefined_name)\n"})
-            res = checks.ruff(self.repo, sha)
+            res = linters.ruff(self.repo, sha)
             self.assertEqual((res.status, res.message),
                              ("fail", "Errors before: 0 ; this patch: 1"))
             self.assertIn("F821", res.details)
-        if checks.pylint.available():
+        if linters.pylint.available():
             sha = self.change({"q.py": '"""Doc."""\nprint(undefined_name)\n'})
-            res = checks.pylint(self.repo, sha)
+            res = linters.pylint(self.repo, sha)
             self.assertEqual(res.status, "fail", res.details)
             self.assertIn("E0602", res.details)
 
     def test_series_checks(self):
-        s = checks.SeriesInfo
-        res = checks.series_checks([
+        s = per_series.SeriesInfo
+        res = per_series.series_checks([
             s("net/x", "net", ["[PATCH net] a: b"], False, ["Fixes: 0123456789ab (\"x\")\n"]),
             s("net-next/y", "net-next", ["[PATCH net-next 1/3] a", "[PATCH net-next 2/3] b",
                                          "[PATCH 3/3] c"], False),
@@ -291,31 +292,31 @@ class CommitChecksTest(unittest.TestCase):
         self.assertEqual(res["net-next/z:fixes_present"].status, "pass")
         self.assertEqual(res["net/w:fixes_present"].message,
                          "Series targets non-next tree, but doesn't contain any Fixes tags")
-        self.assertEqual(set(k.split(":")[1] for k in res), set(checks.SERIES_CHECKS))
+        self.assertEqual(set(k.split(":")[1] for k in res), set(patchwork.SERIES_CHECKS))
 
     def test_series_checks_pass_the_committed_series(self):
         """The series as committed in patches/ are green, the cover letters'
         subjects read as mailed ([PATCH net 0/4] ...)."""
-        infos = [checks.series_info(ser) for ser in series.load_series()]
+        infos = [per_series.series_info(ser) for ser in series.load_series()]
         self.assertTrue(infos)
         for info in infos:
             self.assertTrue(info.has_cover, info.name)
-            self.assertEqual(checks.subject_tree(info.subjects[0]), info.tree, info.subjects[0])
-        res = checks.series_checks(infos)
+            self.assertEqual(per_series.subject_tree(info.subjects[0]), info.tree, info.subjects[0])
+        res = per_series.series_checks(infos)
         self.assertEqual({k: r.status for k, r in res.items() if r.status != "pass"}, {})
 
     def test_table_names_failing_patch(self):
-        r = checks.PatchReport(2, "net-next", "abc", "net: dummy: broken")
-        r.results = {c: checks.Result("pass") for c in checks.CHECKS}
+        r = patchwork.PatchReport(2, "net-next", "abc", "net: dummy: broken")
+        r.results = {c: patchwork.Result("pass") for c in patchwork.CHECKS}
         self.assertTrue(r.ok)
-        r.results["source_inline"] = checks.Result("warn", "Was 1 now: 1")
+        r.results["source_inline"] = patchwork.Result("warn", "Was 1 now: 1")
         self.assertTrue(r.ok)
         self.assertEqual(r.warnings, ["source_inline"])
-        r.results["checkpatch"] = checks.Result("warn", "CHECK: Alignment")
+        r.results["checkpatch"] = patchwork.Result("warn", "CHECK: Alignment")
         self.assertFalse(r.ok)
         self.assertEqual(r.failing, ["checkpatch"])
-        r.results["build"] = checks.Result("fail", "build broken: dummy.c:3: error: x")
-        text = checks.table([r])
+        r.results["build"] = patchwork.Result("fail", "build broken: dummy.c:3: error: x")
+        text = patchwork.table([r])
         self.assertIn("FAIL", text)
         self.assertIn("patch 2 build: fail: build broken", text)
         self.assertIn("patch 2 source_inline: warn: Was 1 now: 1", text)
@@ -326,9 +327,9 @@ class CommitChecksTest(unittest.TestCase):
                      "module_param", "verify_signedoff", "verify_fixes", "cc_maintainers",
                      "maintainers", "check_selftest", "pylint", "ruff", "shellcheck",
                      "yamllint"):
-            self.assertIn(name, checks.CHECKS)
-        self.assertNotIn("signoff", checks.CHECKS)
-        self.assertNotIn("fixes", checks.CHECKS)
+            self.assertIn(name, patchwork.CHECKS)
+        self.assertNotIn("signoff", patchwork.CHECKS)
+        self.assertNotIn("fixes", patchwork.CHECKS)
 
 
 def quiet(_msg):
@@ -378,7 +379,7 @@ class ObjectBuildTest(unittest.TestCase):
 
     def test_new_warning_fails_and_old_one_passes(self):
         calls, make = self.fake_make()
-        b = checks.ObjectBuild("build_32bit", self.repo, make, self.build, log=quiet)
+        b = kbuild.ObjectBuild("build_32bit", self.repo, make, self.build, log=quiet)
         sha = self.commit("int a; /* WARN */\n")
         res = b(sha)
         self.assertEqual(calls, [["net/a.o"], ["net/a.o"]])
@@ -389,7 +390,7 @@ class ObjectBuildTest(unittest.TestCase):
 
     def test_unavailable_is_a_named_skip(self):
         _, make = self.fake_make()
-        b = checks.ObjectBuild("build_clang", self.repo, make, self.build, log=quiet,
+        b = kbuild.ObjectBuild("build_clang", self.repo, make, self.build, log=quiet,
                                unavailable="no clang >= 17.0.1 (found: clang 14.0.6)")
         res = b(self.commit("int b;\n"))
         self.assertEqual((res.status, res.message),
@@ -408,7 +409,7 @@ class ObjectBuildTest(unittest.TestCase):
             subprocess.run(["gcc", "-O2", "-c", str(src), "-o", str(self.build / "net/a.o")],
                            check=True)
             return 0, ""
-        b = checks.ObjectBuild("build_32bit", self.repo, make, self.build, div64=True,
+        b = kbuild.ObjectBuild("build_32bit", self.repo, make, self.build, div64=True,
                                log=quiet)
         res = b(self.commit("int c;\n"))
         self.assertEqual(res.status, "fail")
@@ -423,7 +424,7 @@ class ObjectBuildTest(unittest.TestCase):
         self.git("add", "-A")
         self.git("commit", "-q", "-m", "h")
         sha = self.git("rev-parse", "HEAD").strip()
-        b = checks.ObjectBuild("build_32bit", self.repo, make, self.build,
+        b = kbuild.ObjectBuild("build_32bit", self.repo, make, self.build,
                                series_sources=["net/a.c"], log=quiet)
         self.assertEqual(b(sha).status, "pass")
         self.assertEqual(calls[-1], ["net/a.o"])
@@ -467,16 +468,16 @@ class XmitDisasmTest(unittest.TestCase):
 
     def baseline(self):
         self.compile()
-        return checks.disassemble(self.build, *checks.SINGLE_QUEUE_XMIT)
+        return xmit.disassemble(self.build, *xmit.SINGLE_QUEUE_XMIT)
 
     def test_same_function_moved_passes(self):
-        check = checks.XmitDisasm(self.build, self.baseline())
+        check = xmit.XmitDisasm(self.build, self.baseline())
         self.compile(before=OTHER_FN)
         res = check("c")
         self.assertEqual(res.status, "pass", res.details)
 
     def test_changed_function_fails_with_the_difference(self):
-        check = checks.XmitDisasm(self.build, self.baseline())
+        check = xmit.XmitDisasm(self.build, self.baseline())
         self.compile(extra="\tif (skb->len > 1)\n\t\tlstats_add(dev, 0);\n")
         res = check("c")
         self.assertEqual(res.status, "fail")
@@ -484,24 +485,24 @@ class XmitDisasmTest(unittest.TestCase):
         self.assertIn("+", res.details)
 
     def test_missing_function_fails(self):
-        check = checks.XmitDisasm(self.build, self.baseline())
+        check = xmit.XmitDisasm(self.build, self.baseline())
         (self.build / "drivers/net/dummy.o").unlink()
         self.assertEqual(check("c").status, "fail")
-        self.assertEqual(checks.XmitDisasm(self.build, None)("c").status, "fail")
+        self.assertEqual(xmit.XmitDisasm(self.build, None)("c").status, "fail")
 
     def test_relocations_of_code_before_are_not_the_functions(self):
         self.compile(before=OTHER_FN)
-        body = checks.disassemble(self.build, *checks.SINGLE_QUEUE_XMIT)
+        body = xmit.disassemble(self.build, *xmit.SINGLE_QUEUE_XMIT)
         self.assertFalse(any("ext-0x4" in ln for ln in body), body)
         self.assertTrue(any("free_skb" in ln for ln in body), body)
 
     def test_new_warnings_still_leave_objects_to_compare(self):
         # The negative control's patch adds warnings and changes dummy_xmit:
         # the comparison must still run on its objects.
-        self.assertFalse(checks.build_broken(checks.Result("fail", "2 new warning(s): x")))
-        self.assertTrue(checks.build_broken(checks.Result("fail", "build broken: error")))
-        self.assertTrue(checks.build_broken(checks.Result("fail", "parent does not build: e")))
-        self.assertFalse(checks.build_broken(checks.Result("pass", "no new warnings")))
+        self.assertFalse(kbuild.build_broken(patchwork.Result("fail", "2 new warning(s): x")))
+        self.assertTrue(kbuild.build_broken(patchwork.Result("fail", "build broken: error")))
+        self.assertTrue(kbuild.build_broken(patchwork.Result("fail", "parent does not build: e")))
+        self.assertFalse(kbuild.build_broken(patchwork.Result("pass", "no new warnings")))
 
     def test_normalise_drops_addresses_and_padding(self):
         text = ("0000000000000010 <dummy_xmit>:\n"
@@ -511,7 +512,7 @@ class XmitDisasmTest(unittest.TestCase):
                 "  15:\tjmp    1c <dummy_xmit+0xc>\n"
                 "  1a:\tnopw   0x0(%rax,%rax,1)\n"
                 "\n0000000000000020 <next>:\n  20:\tret\n")
-        self.assertEqual(checks.normalise_disassembly(text, "dummy_xmit"),
+        self.assertEqual(xmit.normalise_disassembly(text, "dummy_xmit"),
                          ["call <dummy_xmit+0x5>", "R_X86_64_PLT32 .text.unlikely+OFF",
                           "jmp <dummy_xmit+0xc>"])
 
@@ -723,10 +724,10 @@ class CheckerRefusedTest(unittest.TestCase):
                "  CC      drivers/net/dummy.o\n")
 
     def test_refusal_is_named(self):
-        self.assertIn("refused sparse", checks.checker_refused(self.REFUSED))
-        self.assertIn("refused scripts/coccicheck", checks.checker_refused(
+        self.assertIn("refused sparse", kbuild.checker_refused(self.REFUSED))
+        self.assertIn("refused scripts/coccicheck", kbuild.checker_refused(
             self.REFUSED.replace("C=1", "C=2").replace("sparse is", "scripts/coccicheck is")))
-        self.assertEqual(checks.checker_refused("  CC      drivers/net/dummy.o\n"), "")
+        self.assertEqual(kbuild.checker_refused("  CC      drivers/net/dummy.o\n"), "")
 
     def test_build_checker_skips_sparse_when_refused(self):
         with tempfile.TemporaryDirectory() as d:
@@ -739,7 +740,7 @@ class CheckerRefusedTest(unittest.TestCase):
                 subprocess.run(["git", "-C", d, "commit", "-qm", f"c{i}"], check=True, env=env)
             head = subprocess.check_output(["git", "-C", d, "rev-parse", "HEAD"],
                                            text=True).strip()
-            builder = checks.BuildChecker(d, lambda args: (0, self.REFUSED), log=lambda *_: None)
+            builder = kbuild.BuildChecker(d, lambda args: (0, self.REFUSED), log=lambda *_: None)
             build, sparse = builder(head)
         self.assertEqual(build.status, "pass")
         self.assertEqual(sparse.status, "skip")
@@ -763,7 +764,7 @@ class CheckerRefusedTest(unittest.TestCase):
                 shas.append(subprocess.check_output(["git", "-C", d, "rev-parse", "HEAD"],
                                                     text=True).strip())
             makes = []
-            builder = checks.BuildChecker(d, lambda args: (makes.append(1), (0, ""))[1],
+            builder = kbuild.BuildChecker(d, lambda args: (makes.append(1), (0, ""))[1],
                                           log=lambda *_: None)
             for sha, want in ((shas[1], 2), (shas[2], 0), (shas[3], 2), (shas[4], 0)):
                 makes.clear()

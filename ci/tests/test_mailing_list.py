@@ -16,7 +16,7 @@ from pathlib import Path
 from unittest import mock
 
 from tools.series import b4flow
-from tools.series import checks
+from tools.series.checks import patchwork, source
 from tools.series import listbot
 from tools.series import mailflow
 from tools.series import mlist
@@ -204,8 +204,8 @@ class BotTest(unittest.TestCase):
         self.archive.add(self.mail("[PATCH net-next 0/2] two", "c@x", "cover"))
         self.archive.add(self.patch_mail(0, 1, 2, "p1@x", "c@x"))
         self.archive.add(self.patch_mail(1, 2, 2, "p2@x", "c@x"))
-        with mock.patch.object(checks, "checkpatch", return_value=checks.Result("pass", "ok")), \
-                mock.patch.object(checks, "kdoc", return_value=checks.Result("skip", "no C")):
+        with mock.patch.object(source, "checkpatch", return_value=patchwork.Result("pass", "ok")), \
+                mock.patch.object(source, "kdoc", return_value=patchwork.Result("skip", "no C")):
             reps = self.bot.settle(timeout=5)
         self.assertEqual([(r.kind, r.root, r.ok) for r in reps], [("checked", "c@x", True)])
         self.assertEqual(self.posted[0]["In-Reply-To"], "<c@x>")
@@ -216,11 +216,11 @@ class BotTest(unittest.TestCase):
         self.assertEqual(self.bot.settle(timeout=1), [])
 
     def test_checks_stage_build_result_quoted_not_rerun(self):
-        self.bot.build = {"net: add": checks.Result("fail", "new warning: x.c: unused")}
+        self.bot.build = {"net: add": patchwork.Result("fail", "new warning: x.c: unused")}
         self.archive.add(self.mail("[PATCH net-next 0/1] one", "c@x", "cover"))
         self.archive.add(self.patch_mail(0, 1, 1, "p1@x", "c@x"))
-        with mock.patch.object(checks, "checkpatch", return_value=checks.Result("pass", "ok")), \
-                mock.patch.object(checks, "kdoc", return_value=checks.Result("skip", "no C")):
+        with mock.patch.object(source, "checkpatch", return_value=patchwork.Result("pass", "ok")), \
+                mock.patch.object(source, "kdoc", return_value=patchwork.Result("skip", "no C")):
             reps = self.bot.settle(timeout=5)
         self.assertFalse(reps[0].ok)
         self.assertIn("build            fail checks stage: new warning: x.c: unused", reps[0].text)

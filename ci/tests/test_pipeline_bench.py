@@ -124,7 +124,7 @@ class StageTest(unittest.TestCase):
             # attribute stands in for it.
             with mock.patch.object(tools.bench, "bench", fake.module, create=True), \
                     mock.patch.object(pipeline_bench, "sh", lambda *a, **k: (0, "")), \
-                    mock.patch("ci.pipeline_tree.sh", lambda *a, **k: (0, "")), \
+                    mock.patch("ci.pipeline_tree.git", lambda *a, **k: ""), \
                     contextlib.redirect_stdout(io.StringIO()):
                 try:
                     p.stage_bench(stage)

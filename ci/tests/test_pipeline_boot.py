@@ -4,6 +4,7 @@ named after the config, and a failing config failing the stage."""
 
 import contextlib
 import io
+import subprocess
 import tempfile
 import types
 import unittest
@@ -191,16 +192,23 @@ class NoCallbackKernelTest(unittest.TestCase):
                 ok=ok_by_label[label], summary=f"{label} summary", matrix="",
                 cases=[report.Case(f"vm.{label}", "boot and run", "pass")])
 
-        def fake_sh(cmd, *a, **kw):
+        def fake_git_run(tree, *args, **kw):
+            cmd = ["git", "-C", str(tree), *args]
             shell.append(cmd)
-            return (apply_code if "apply" in cmd else 0), "error: patch failed"
+            return subprocess.CompletedProcess(cmd, apply_code if "apply" in cmd else 0,
+                                               "error: patch failed")
+
+        def fake_git(tree, *args, **kw):
+            shell.append(["git", "-C", str(tree), *args])
+            return ""
 
         with tempfile.TemporaryDirectory() as tmp:
             p = pipeline.Pipeline("test", tmp)
             p.tip_commit, p.ws, p.series_tree = "abc", Path(tmp) / "ws", Path(tmp) / "src"
             stage = pipeline.Stage("vm")
             with mock.patch.object(selftests_run, "run_matrix", fake_matrix), \
-                    mock.patch.object(pipeline_boot, "sh", fake_sh), \
+                    mock.patch.object(pipeline_boot, "git_run", fake_git_run), \
+                    mock.patch.object(pipeline_boot, "git", fake_git), \
                     mock.patch.object(pipeline.Pipeline, "checkout", lambda *a: None), \
                     mock.patch.object(pipeline.Pipeline, "build",
                                       lambda self, src, out, label, *a, **kw:

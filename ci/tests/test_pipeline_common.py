@@ -8,7 +8,7 @@ import unittest
 from pathlib import Path
 
 from ci import pipeline
-from tools.series import checks
+from tools.series.checks import patchwork, per_series
 from ci import pipeline_checks
 from ci import pipeline_common
 
@@ -78,8 +78,8 @@ class BuildProgressTest(unittest.TestCase):
 class NegativeControlTest(unittest.TestCase):
     def test_every_check_has_a_control(self):
         named = {c for want in pipeline_checks.NEGATIVE_CONTROLS.values() for c in want}
-        self.assertEqual(named, set(checks.CHECKS))
-        self.assertEqual(set(pipeline_checks.BAD_SERIES_FAILS), set(checks.SERIES_CHECKS))
+        self.assertEqual(named, set(patchwork.CHECKS))
+        self.assertEqual(set(pipeline_checks.BAD_SERIES_FAILS), set(patchwork.SERIES_CHECKS))
 
     def test_controls_carry_their_faults(self):
         kernel = (pipeline_checks.CONTROLS / "checks-kernel.patch").read_text()
@@ -100,8 +100,8 @@ class NegativeControlTest(unittest.TestCase):
 
     def test_bad_series_breaks_each_rule(self):
         for check, want in pipeline_checks.BAD_SERIES_FAILS.items():
-            self.assertEqual(checks.SERIES_FUNCS[check](pipeline_checks.BAD_SERIES).status, want,
-                             check)
+            res = per_series.SERIES_FUNCS[check](pipeline_checks.BAD_SERIES)
+            self.assertEqual(res.status, want, check)
 
 
 if __name__ == "__main__":

@@ -51,7 +51,8 @@ from email.message import EmailMessage
 from pathlib import Path
 
 from common.cache import cache_dir
-from tools.series import checks
+from common.git import git_ok
+from tools.series.checks import source
 from tools.series import series
 
 MAGIC = "--- b4-submit-tracking ---"  # b4's marker in its cover commit
@@ -182,6 +183,8 @@ class Flow:
         return res.stdout + res.stderr
 
     def git(self, job, step, *args, cwd=None, env=None, stdin=None):
+        # Not common.git: a step's git runs as b4's do, with the flow's
+        # identity and settings (env()), and its failure names the job's step.
         return self.run(job, step, ["git", *args], cwd=cwd, env=env,
                         stdin=stdin).stdout.strip()
 
@@ -301,12 +304,11 @@ class Flow:
     def default_check_cmd(self, job):
         if not (self.repo / "scripts/checkpatch.pl").is_file():
             return None  # b4 then says it found no checkpatch
-        ignore = checks.CHECKPATCH_IGNORE
+        ignore = source.CHECKPATCH_IGNORE
         text = self.git(job, "check", "log", "--format=%B", f"{job.start}..{job.branch}")
-        ids = [m["id"] for m in map(checks.FIXES_RE.match, text.splitlines()) if m]
-        if any(subprocess.run(["git", "-C", str(self.repo), "cat-file", "-e", f"{i}^{{commit}}"],
-                              capture_output=True).returncode for i in ids):
-            # A tree without history cannot resolve Fixes: ids (checks.py says why).
+        ids = [m["id"] for m in map(source.FIXES_RE.match, text.splitlines()) if m]
+        if any(not git_ok(self.repo, "cat-file", "-e", f"{i}^{{commit}}") for i in ids):
+            # A tree without history cannot resolve Fixes: ids (checks/source.py says why).
             ignore += ",UNKNOWN_COMMIT_ID"
         return NETDEV_CHECKPATCH.format(ignore=ignore)
 

@@ -6,8 +6,8 @@ keeps what it has seen. A mail whose subject carries [PATCH ...] starts or
 joins a series: k/N threaded under its 0/N cover letter, or a lone 1/1. A
 complete series is applied with `git am` onto the tip of its tree (the
 prefix's net or net-next; tips=) in the bot's own worktree and every patch
-checked with tools/series/checks.py: checkpatch, verify_signedoff, verify_fixes, kdoc. The
-build checks are not run again: the checks stage's result for a patch of the
+checked with tools/series/checks/source.py: checkpatch, verify_signedoff,
+verify_fixes, kdoc. The build checks are not run again: the checks stage's result for a patch of the
 same subject is quoted when the bot has it (build=), else said to be absent.
 A patch the bot checked before, with the same patch-id and message (a v2
 changing only other patches), keeps its results.
@@ -26,14 +26,15 @@ import email.utils
 import hashlib
 import os
 import re
-import subprocess
 import time
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from email.message import EmailMessage
 from pathlib import Path
+from typing import Protocol, cast
 
-from common.git import git
-from tools.series import checks
+from common.git import git, git_bytes
+from tools.series.checks import patchwork, source
 
 BOT = ("mqbypass bot", "bot@mqbypass.invalid")
 PATCH_RE = re.compile(r"^\s*\[(?P<prefix>[^\]]*\bPATCH\b[^\]]*)\]\s*(?P<title>.*)$", re.I)
@@ -41,6 +42,17 @@ COUNTER_RE = re.compile(r"\b(?P<k>\d+)/(?P<n>\d+)\b")
 VERSION_RE = re.compile(r"\bv(?P<v>\d+)\b", re.I)
 CHECKS = ("checkpatch", "verify_signedoff", "verify_fixes", "kdoc")
 DIFF_RE = re.compile(r"^diff --git |^--- \S.*\n\+\+\+ \S", re.M)
+# A patch's row in a report: its subject, {check: (status, message)}.
+Row = tuple[str, dict[str, tuple[str, str]]]
+
+
+class Archive(Protocol):
+    """What the bot reads (mlist.Archive): the archive's commits in order,
+    each as (epoch, commit), and a commit's mail as it came."""
+
+    def commits(self) -> list[tuple[Path, str]]: ...
+
+    def raw(self, epoch: Path, commit: str) -> bytes: ...
 
 
 @dataclass
@@ -55,7 +67,7 @@ class Mail:
     k: int = 0
     n: int = 0
     version: int = 1
-    problems: list = field(default_factory=list)  # why it is malformed
+    problems: list[str] = field(default_factory=list)  # why it is malformed
 
 
 @dataclass
@@ -65,19 +77,20 @@ class Report:
     subject: str
     text: str
     ok: bool
-    patches: list = field(default_factory=list)  # [(subject, {check: (status, message)})]
+    patches: list[Row] = field(default_factory=list)
     reply_id: str = ""
 
 
-def clean_id(value):
+def clean_id(value: object) -> str:
     m = re.search(r"<([^>]+)>", str(value or ""))
     return m[1] if m else str(value or "").strip()
 
 
-def parse(commit, raw):
+def parse(commit: str, raw: bytes) -> Mail:
     mail = Mail(commit, raw)
     try:
-        msg = email.message_from_bytes(raw, policy=email.policy.default)
+        # With the default policy the parser gives an EmailMessage.
+        msg = cast(EmailMessage, email.message_from_bytes(raw, policy=email.policy.default))
         mail.subject = " ".join(str(msg.get("Subject", "")).split())
         mail.msgid = clean_id(msg.get("Message-ID"))
         mail.sender = email.utils.parseaddr(str(msg.get("From", "")))[1]
@@ -88,7 +101,7 @@ def parse(commit, raw):
         for key in msg.keys():
             defects += list(getattr(msg[key], "defects", []))
         body = msg.get_body(("plain",))
-        text = body.get_content() if body is not None else ""
+        text = cast(EmailMessage, body).get_content() if body is not None else ""
     except Exception as err:  # the parser itself gave up
         mail.problems.append(f"unparsable: {err}")
         return mail
@@ -109,7 +122,7 @@ def parse(commit, raw):
     return mail
 
 
-def tree_of(prefix):
+def tree_of(prefix: str) -> str:
     words = prefix.lower().split()
     return next((w for w in words if w in ("net", "net-next")), "net-next")
 
@@ -118,21 +131,25 @@ class Bot:
     """Polls `archive`, applies in `worktree` (a git worktree it owns) onto
     `tips` ({tree: commit}), posts with `post(message)`."""
 
-    def __init__(self, archive, worktree, tips, post, *, known=None, build=None,
-                 grace=5.0, log=print, address="netdev@mqbypass.invalid"):
+    def __init__(self, archive: Archive, worktree: str | Path, tips: dict[str, str],
+                 post: Callable[[EmailMessage], object], *, known: dict[str, str] | None = None,
+                 build: dict[str, patchwork.Result] | None = None, grace: float = 5.0,
+                 log: Callable[[str], object] = print,
+                 address: str = "netdev@mqbypass.invalid") -> None:
         self.archive, self.worktree, self.tips, self.post = archive, Path(worktree), tips, post
         self.known = known or {}
-        self.build = build or {}  # patch subject -> checks.Result of the checks stage
+        self.build = build or {}  # patch subject -> patchwork.Result of the checks stage
         self.grace, self.log, self.address = grace, log, address
-        self.seen = set()  # archive commits read
-        self.mails = {}  # msgid -> Mail
-        self.pending = {}  # cover msgid -> first seen (monotonic)
-        self.done = set()  # msgids answered
-        self.cache = {}  # (patch-id, message digest) -> {check: Result}
-        self.reports = []
+        self.seen: set[str] = set()  # archive commits read
+        self.mails: dict[str, Mail] = {}  # msgid -> Mail
+        self.pending: dict[str, float] = {}  # cover msgid -> first seen (monotonic)
+        self.done: set[str] = set()  # msgids answered
+        # (patch-id, message digest) -> {check: Result}
+        self.cache: dict[tuple[str, str], dict[str, patchwork.Result]] = {}
+        self.reports: list[Report] = []
 
     # -- reading the archive --------------------------------------------
-    def read(self):
+    def read(self) -> list[Mail]:
         new = []
         for epoch, commit in self.archive.commits():
             if commit in self.seen:
@@ -144,7 +161,7 @@ class Bot:
             new.append(mail)
         return new
 
-    def poll(self, final=False):
+    def poll(self, final: bool = False) -> list[Report]:
         """Read new mail, answer what can be answered; `final`: no more
         patches are coming (a series still incomplete is reported)."""
         out = []
@@ -173,7 +190,7 @@ class Bot:
                 out.append(self.missing(root, cover, patches, missing))
         return out
 
-    def settle(self, timeout=60, interval=0.5):
+    def settle(self, timeout: float = 60, interval: float = 0.5) -> list[Report]:
         """Poll until nothing is pending (incomplete series wait `grace`)."""
         out = self.poll()
         deadline = time.monotonic() + timeout
@@ -184,7 +201,7 @@ class Bot:
             out += self.poll(final=True)
         return out
 
-    def series(self, root):
+    def series(self, root: str) -> tuple[Mail | None, list[Mail]] | None:
         """(cover or None, [patches]) of the series rooted at `root`."""
         head = self.mails.get(root)
         if head is None:
@@ -197,7 +214,8 @@ class Bot:
         return None, [head]
 
     # -- answers ------------------------------------------------------------
-    def reply(self, kind, to, subject, text, ok, patches=(), root=None):
+    def reply(self, kind: str, to: str, subject: str, text: str, ok: bool,
+              patches: Sequence[Row] = (), root: str | None = None) -> Report:
         msg = EmailMessage()
         msg["From"] = email.utils.formataddr(BOT)
         msg["To"] = self.address
@@ -215,7 +233,7 @@ class Bot:
         self.log(f"  bot: {kind} reply to <{to or '-'}>: {text.splitlines()[2]}")
         return rep
 
-    def malformed(self, mail):
+    def malformed(self, mail: Mail) -> Report:
         text = "\n".join(["Hello,", "", "this mail is malformed; the bot did not test it:", "",
                           *[f"  - {p}" for p in mail.problems], "",
                           f"archive commit {mail.commit[:12]} (kept in the archive)"])
@@ -223,7 +241,8 @@ class Bot:
         return self.reply("malformed", mail.msgid, mail.subject, text, False,
                           root=mail.msgid or mail.commit)
 
-    def missing(self, root, cover, patches, missing):
+    def missing(self, root: str, cover: Mail | None, patches: list[Mail],
+                missing: list[int]) -> Report:
         total = cover.n if cover else 1
         text = "\n".join([
             "Hello,", "",
@@ -232,14 +251,14 @@ class Bot:
             "test it. Please resend the whole series."])
         return self.reply("missing", root, (cover or patches[0]).subject, text, False)
 
-    def env(self):
+    def env(self) -> dict[str, str]:
         return {**os.environ, "GIT_COMMITTER_NAME": BOT[0], "GIT_COMMITTER_EMAIL": BOT[1]}
 
-    def git(self, *args, check=True):
+    def git(self, *args: str, check: bool = True) -> str:
         """git in the bot's worktree, as the bot."""
         return git(self.worktree, *args, env=self.env(), check=check, timeout=300)
 
-    def check(self, root, cover, patches):
+    def check(self, root: str, cover: Mail | None, patches: list[Mail]) -> Report:
         head = cover or patches[0]
         tree = tree_of(head.prefix)
         tip = self.tips.get(tree) or next(iter(self.tips.values()))
@@ -247,11 +266,10 @@ class Bot:
         self.git("clean", "-qfdx")
         self.git("am", "--abort", check=False)
         total = len(patches)
-        applied = []
+        applied: list[tuple[Mail, str, str]] = []
         for p in patches:
             before = self.git("rev-parse", "HEAD")
-            res = subprocess.run(["git", "-C", str(self.worktree), "am", "-q"], input=p.raw,
-                                 capture_output=True, timeout=300, env=self.env())
+            res = git_bytes(self.worktree, "am", "-q", input=p.raw, timeout=300, env=self.env())
             if res.returncode:
                 self.git("am", "--abort", check=False)
                 err = (res.stdout + res.stderr).decode(errors="replace").strip().splitlines()
@@ -271,43 +289,43 @@ class Bot:
             results = self.run_checks(tree, commit)
             subject = self.git("log", "-1", "--format=%s", commit)
             build = self.build.get(subject)
-            results["build"] = (checks.Result(build.status, f"checks stage: {build.message}")
-                                if build else checks.Result("skip", "not run by the bot; no "
-                                                            "checks stage result"))
+            results["build"] = (patchwork.Result(build.status, f"checks stage: {build.message}")
+                                if build else patchwork.Result("skip", "not run by the bot; no "
+                                                               "checks stage result"))
             failed += sum(1 for r in results.values() if r.status == "fail")
             rows.append((subject, {k: (r.status, r.message) for k, r in results.items()}))
         lines = ["Hello,", "",
                  f"the bot applied this series ({total} patch(es)) to {tree} at {tip[:12]} "
                  "and checked each patch:", ""]
-        for (subject, res), (p, _, _) in zip(rows, applied):
+        for (subject, found), (p, _, _) in zip(rows, applied):
             lines.append(f"[{p.k}/{total}] {subject}")
-            lines += [f"    {k:<16} {status:<4} {msg}" for k, (status, msg) in res.items()]
+            lines += [f"    {k:<16} {status:<4} {msg}" for k, (status, msg) in found.items()]
         lines += ["", "Result: " + ("all checks passed" if not failed else
                                     f"{failed} check(s) failed")]
         return self.reply("checked", root, head.subject, "\n".join(lines), not failed, rows)
 
-    def run_checks(self, tree, commit):
-        pid = subprocess.run(f"git -C {self.worktree} show {commit} | git patch-id --stable",
-                             shell=True, text=True, capture_output=True,
-                             timeout=120).stdout.split()[:1]
+    def run_checks(self, tree: str, commit: str) -> dict[str, patchwork.Result]:
+        shown = git_bytes(self.worktree, "show", commit, timeout=120).stdout
+        pid = git_bytes(self.worktree, "patch-id", "--stable", input=shown,
+                        timeout=120).stdout.decode(errors="replace").split()[:1]
         body = self.git("log", "-1", "--format=%an <%ae>%n%B", commit)
         key = (pid[0] if pid else commit, hashlib.sha256(body.encode()).hexdigest())
         if key in self.cache:
-            return {k: checks.Result(r.status, r.message + " (same patch checked before)")
+            return {k: patchwork.Result(r.status, r.message + " (same patch checked before)")
                     for k, r in self.cache[key].items()}
         self.git("checkout", "-q", "-f", "--detach", commit)
-        results = {}
+        results: dict[str, patchwork.Result] = {}
         wt = self.worktree
         # Applied from a mail: the committer is the bot, only the author signs.
-        for name, fn in (("checkpatch", lambda: checks.checkpatch(wt, commit)),
+        for name, fn in (("checkpatch", lambda: source.checkpatch(wt, commit)),
                          ("verify_signedoff",
-                          lambda: checks.verify_signedoff(wt, commit, committer=False)),
+                          lambda: source.verify_signedoff(wt, commit, committer=False)),
                          ("verify_fixes",
-                          lambda: checks.verify_fixes(wt, commit, tree, self.known)),
-                         ("kdoc", lambda: checks.kdoc(wt, commit))):
+                          lambda: source.verify_fixes(wt, commit, tree, self.known)),
+                         ("kdoc", lambda: source.kdoc(wt, commit))):
             try:
                 results[name] = fn()
             except Exception as err:  # a check that crashes fails, named
-                results[name] = checks.Result("fail", f"{name} crashed: {err}")
+                results[name] = patchwork.Result("fail", f"{name} crashed: {err}")
         self.cache[key] = results
         return dict(results)

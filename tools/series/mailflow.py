@@ -36,7 +36,6 @@ import json
 import os
 import re
 import shutil
-import subprocess
 import sys
 import time
 import urllib.request
@@ -44,8 +43,9 @@ from dataclasses import dataclass, field
 from email.message import EmailMessage
 from pathlib import Path
 
+from common.git import git_run
 from tools.series import b4flow
-from tools.series import checks
+from tools.series.checks import source
 from tools.series import listbot
 from tools.series import mlist
 from tools.series import series
@@ -99,8 +99,8 @@ class MailFlow(b4flow.Flow):
                     ("sendemail.smtpserver", mlist.LOOPBACK),
                     ("sendemail.smtpserverport", str(self.list.smtp_port)), *extra]
         for key, value in settings:
-            subprocess.run(["git", "config", "-f", str(self.gitconfig), "--add", key, value],
-                           check=True, timeout=30)
+            git_run(None, "config", "-f", str(self.gitconfig), "--add", key, value,
+                    capture="none", timeout=30).check_returncode()
         mlist.check_loopback(self.gitconfig)
 
     def env(self, config=()):
@@ -210,8 +210,7 @@ class MailFlow(b4flow.Flow):
             shutil.rmtree(self.rt, ignore_errors=True)
             self.git(job, "applied", "worktree", "add", "-q", "--detach", self.rt, self.base)
         start = chain[0].start if chain[0].on_merged else self.base
-        subprocess.run(["git", "-C", str(self.rt), "am", "--abort"], capture_output=True,
-                       timeout=60)
+        git_run(self.rt, "am", "--abort", capture="apart", timeout=60)
         self.git(job, "applied", "checkout", "-q", "-f", "--detach", start, cwd=self.rt)
         self.git(job, "applied", "clean", "-qfdx", cwd=self.rt)
         for j in chain:
@@ -428,7 +427,7 @@ def run_all(tree, base_rev, out_dir, log=print, *, prefix="ci/", conf=None, iden
     if identity is None:
         identity = series.submitter_identity(tree)
     t0 = time.monotonic()
-    known = checks.load_known_commits(Path(__file__).resolve().parents[2]
+    known = source.load_known_commits(Path(__file__).resolve().parents[2]
                                       / "kernel/known-commits.txt")
     with mlist.List(work / "list", LIST_ADDRESS, smtp_port, http_port, log=log) as lst:
         flow = MailFlow(tree, base_rev, out_dir, work, identity, conf, prefix, log, merged, lst,

@@ -1,11 +1,12 @@
 #!/usr/bin/env python3
 """A mailing list on loopback: SMTP into a public-inbox archive served over HTTP.
 
-  smtp     aiosmtpd on 127.0.0.1 (`mlist.py smtp`, a process of its own):
-           accepts mail for the list address only (550 for any other
-           recipient: it relays nothing) and delivers each message with
-           `public-inbox-mda --no-precheck` into the inbox, keeping a copy in
-           the spool (what came in, to count against what the archive holds)
+  smtp     aiosmtpd on 127.0.0.1 (`python3 -m tools.series.mlist smtp`, a
+           process of its own): accepts mail for the list address only
+           (550 for any other recipient: it relays nothing) and delivers
+           each message with `public-inbox-mda --no-precheck` into the
+           inbox, keeping a copy in the spool (what came in, to count
+           against what the archive holds)
   archive  a public-inbox v2 inbox named "all" (b4 takes a midmask under
            /all/ as a public-inbox that needs no redirect lookup, like lore's)
   httpd    `public-inbox-httpd` on 127.0.0.1, read-only, for b4 (midmask)
@@ -28,8 +29,14 @@ import socket
 import subprocess
 import sys
 import time
+from collections.abc import Callable
+from email.message import EmailMessage
 from pathlib import Path
+from typing import Any, Literal
 
+from common.git import git_bytes, git_run
+
+ROOT = Path(__file__).resolve().parents[2]
 LOOPBACK = "127.0.0.1"
 INBOX = "all"
 START_TIMEOUT = 30  # seconds for a server to answer
@@ -48,13 +55,13 @@ class ListError(Exception):
     """A named failure of the list: which server or check, and why."""
 
 
-def free_port():
+def free_port() -> int:
     with socket.socket() as s:
         s.bind((LOOPBACK, 0))
         return s.getsockname()[1]
 
 
-def ensure_free(port, name):
+def ensure_free(port: int, name: str) -> None:
     with socket.socket() as s:
         try:
             s.bind((LOOPBACK, port))
@@ -62,7 +69,8 @@ def ensure_free(port, name):
             raise ListError(f"{name}: port {LOOPBACK}:{port} in use ({err.strerror})") from None
 
 
-def wait_port(port, name, proc=None, timeout=START_TIMEOUT, log_path=None):
+def wait_port(port: int, name: str, proc: "subprocess.Popen[Any] | None" = None,
+              timeout: float = START_TIMEOUT, log_path: str | Path | None = None) -> None:
     """Until something accepts on 127.0.0.1:port; a ListError when `proc`
     exits first or after `timeout` seconds."""
     deadline = time.monotonic() + timeout
@@ -81,14 +89,14 @@ def wait_port(port, name, proc=None, timeout=START_TIMEOUT, log_path=None):
         time.sleep(0.2)
 
 
-def tail_of(path, n=5):
+def tail_of(path: str | Path | None, n: int = 5) -> str:
     if not path or not Path(path).is_file():
         return ""
     lines = Path(path).read_text(errors="replace").strip().splitlines()[-n:]
     return (":\n  " + "\n  ".join(lines)) if lines else ""
 
 
-def stop(proc, timeout=STOP_TIMEOUT):
+def stop(proc: "subprocess.Popen[Any] | None", timeout: float = STOP_TIMEOUT) -> None:
     """SIGTERM to the process group, SIGKILL after `timeout`."""
     if proc is None or proc.poll() is not None:
         return
@@ -104,9 +112,8 @@ def stop(proc, timeout=STOP_TIMEOUT):
             continue
 
 
-def git_config_list(path):
-    res = subprocess.run(["git", "config", "-f", str(path), "--list"], text=True,
-                         capture_output=True, timeout=30)
+def git_config_list(path: str | Path) -> list[tuple[str, str]]:
+    res = git_run(None, "config", "-f", str(path), "--list", capture="apart", timeout=30)
     pairs = []
     for line in res.stdout.splitlines():
         key, _, value = line.partition("=")
@@ -114,7 +121,7 @@ def git_config_list(path):
     return pairs
 
 
-def check_loopback(config_path):
+def check_loopback(config_path: str | Path) -> None:
     """Refuse a git configuration whose SMTP server (sendemail.smtpserver or
     sendemail.<identity>.smtpserver) is anything but 127.0.0.1, or unset
     (b4 would then use its web endpoint or localhost's MTA)."""
@@ -129,7 +136,8 @@ def check_loopback(config_path):
                         f"{LOOPBACK}, never to another host")
 
 
-def send(port, msg, sender, rcpt, host=LOOPBACK, timeout=30):
+def send(port: int, msg: EmailMessage | bytes, sender: str, rcpt: str, host: str = LOOPBACK,
+         timeout: float = 30) -> None:
     """One message to the list's SMTP server (and only to 127.0.0.1)."""
     if host != LOOPBACK:
         raise ListError(f"refused: SMTP server {host} is not {LOOPBACK}")
@@ -141,29 +149,30 @@ def send(port, msg, sender, rcpt, host=LOOPBACK, timeout=30):
 class Archive:
     """The inbox as git holds it: one commit per message, the message in `m`."""
 
-    def __init__(self, inboxdir):
+    def __init__(self, inboxdir: str | Path) -> None:
         self.dir = Path(inboxdir)
 
-    def epochs(self):
+    def epochs(self) -> list[Path]:
         return sorted((self.dir / "git").glob("*.git"), key=lambda p: int(p.stem))
 
-    def commits(self):
+    def commits(self) -> list[tuple[Path, str]]:
         out = []
         for ep in self.epochs():
-            res = subprocess.run(["git", "--git-dir", str(ep), "rev-list", "--reverse",
-                                  "HEAD"], text=True, capture_output=True, timeout=60)
+            res = git_run(None, "--git-dir", str(ep), "rev-list", "--reverse", "HEAD",
+                          capture="apart", timeout=60)
             if res.returncode == 0:  # an epoch without commits yet has no HEAD
                 out += [(ep, c) for c in res.stdout.split()]
         return out
 
-    def raw(self, epoch, commit):
-        return subprocess.run(["git", "--git-dir", str(epoch), "show", f"{commit}:m"],
-                              capture_output=True, check=True, timeout=60).stdout
+    def raw(self, epoch: Path, commit: str) -> bytes:
+        res = git_bytes(None, "--git-dir", str(epoch), "show", f"{commit}:m", timeout=60)
+        res.check_returncode()
+        return res.stdout
 
-    def count(self):
+    def count(self) -> int:
         return len(self.commits())
 
-    def message_ids(self):
+    def message_ids(self) -> list[str]:
         return [str(email.message_from_bytes(self.raw(ep, c)).get("Message-ID", "")).strip()
                 for ep, c in self.commits()]
 
@@ -171,23 +180,24 @@ class Archive:
 class List:
     """The list's servers (see the module doc) under `root`, for `address`."""
 
-    def __init__(self, root, address, smtp_port=None, http_port=None, log=print,
-                 timeout=START_TIMEOUT):
+    def __init__(self, root: str | Path, address: str, smtp_port: int | None = None,
+                 http_port: int | None = None, log: Callable[[str], object] = print,
+                 timeout: float = START_TIMEOUT) -> None:
         self.root, self.address, self.log, self.timeout = Path(root), address, log, timeout
         self.smtp_port, self.http_port = smtp_port, http_port
         self.inbox = self.root / "inbox"
         self.spool = self.root / "spool"
         self.pi_config = self.root / "pi-config"
-        self.procs = {}
+        self.procs: dict[str, subprocess.Popen[Any]] = {}
 
     @property
-    def url(self):
+    def url(self) -> str:
         return f"http://{LOOPBACK}:{self.http_port}/{INBOX}"
 
-    def env(self):
+    def env(self) -> dict[str, str]:
         return {**os.environ, "PI_CONFIG": str(self.pi_config), "HOME": str(self.root / "home")}
 
-    def init(self):
+    def init(self) -> None:
         subprocess.run(["rm", "-rf", str(self.root)], check=True, timeout=60)
         (self.root / "home").mkdir(parents=True)
         self.spool.mkdir()
@@ -197,27 +207,30 @@ class List:
         if res.returncode:
             raise ListError(f"public-inbox-init exited {res.returncode}: {res.stderr.strip()}")
         # No spam filter (spamc) on a list only this machine writes to.
-        subprocess.run(["git", "config", "-f", str(self.pi_config), "publicinboxmda.spamcheck",
-                        "none"], check=True, timeout=30)
+        git_run(None, "config", "-f", str(self.pi_config), "publicinboxmda.spamcheck", "none",
+                capture="none", timeout=30).check_returncode()
 
-    def start_server(self, name, cmd, port):
+    def start_server(self, name: str, cmd: list[str], port: int,
+                     cwd: str | Path | None = None) -> None:
         ensure_free(port, name)
         log_path = self.root / f"{name}.log"
         with open(log_path, "w") as out:
             proc = subprocess.Popen(cmd, env=self.env(), stdout=out, stderr=subprocess.STDOUT,
-                                    stdin=subprocess.DEVNULL, start_new_session=True)
+                                    stdin=subprocess.DEVNULL, start_new_session=True, cwd=cwd)
         self.procs[name] = proc
         wait_port(port, name, proc, self.timeout, log_path)
         self.log(f"  {name} answering on {LOOPBACK}:{port} (pid {proc.pid})")
 
-    def __enter__(self):
+    def __enter__(self) -> "List":
         try:
             self.smtp_port = self.smtp_port or free_port()
             self.http_port = self.http_port or free_port()
             self.init()
-            self.start_server("smtp", [PYTHON, str(Path(__file__).resolve()), "smtp",
+            # A module of the package (it runs git through common.git): run
+            # from the top of the repository.
+            self.start_server("smtp", [PYTHON, "-m", "tools.series.mlist", "smtp",
                                        "--port", str(self.smtp_port), "--address", self.address,
-                                       "--spool", str(self.spool)], self.smtp_port)
+                                       "--spool", str(self.spool)], self.smtp_port, cwd=ROOT)
             self.start_server("httpd", ["public-inbox-httpd", "-l",
                                         f"http://{LOOPBACK}:{self.http_port}"], self.http_port)
         except BaseException:
@@ -225,22 +238,23 @@ class List:
             raise
         return self
 
-    def close(self):
+    def close(self) -> None:
         for name in list(self.procs):
             stop(self.procs.pop(name))
 
-    def __exit__(self, *exc):
+    def __exit__(self, *exc: object) -> Literal[False]:
         self.close()
         return False
 
-    def archive(self):
+    def archive(self) -> Archive:
         return Archive(self.inbox)
 
-    def spooled(self):
+    def spooled(self) -> list[Path]:
         return sorted(self.spool.glob("*.eml"))
 
-    def send(self, msg, sender):
-        send(self.smtp_port, msg, sender, self.address)
+    def send(self, msg: EmailMessage | bytes, sender: str) -> None:
+        # Before __enter__ there is no port: 0 means to smtplib what None did.
+        send(self.smtp_port or 0, msg, sender, self.address)
 
 
 # -- the SMTP server process ---------------------------------------------
@@ -248,16 +262,17 @@ class List:
 class Handler:
     """aiosmtpd handler: the list address only, each message into the inbox."""
 
-    def __init__(self, address, spool):
+    def __init__(self, address: str, spool: str | Path) -> None:
         self.address, self.spool, self.n = address.lower(), Path(spool), 0
 
-    async def handle_RCPT(self, server, session, envelope, address, rcpt_options):
+    async def handle_RCPT(self, server: Any, session: Any, envelope: Any, address: str,
+                          rcpt_options: list[str]) -> str:
         if address.lower() != self.address:
             return f"550 5.1.1 <{address}>: only <{self.address}> is served here"
         envelope.rcpt_tos.append(address)
         return "250 OK"
 
-    async def handle_DATA(self, server, session, envelope):
+    async def handle_DATA(self, server: Any, session: Any, envelope: Any) -> str:
         data = envelope.original_content or envelope.content
         if isinstance(data, str):
             data = data.encode("utf-8", "surrogateescape")
@@ -282,13 +297,13 @@ class Handler:
         return "250 OK archived"
 
 
-def serve(port, address, spool):
+def serve(port: int, address: str, spool: str | Path) -> None:
     from aiosmtpd.controller import Controller
 
     controller = Controller(Handler(address, spool), hostname=LOOPBACK, port=port)
     controller.start()
     print(f"smtp: {address} on {LOOPBACK}:{port}", flush=True)
-    stopping = []
+    stopping: list[int] = []
     signal.signal(signal.SIGTERM, lambda *a: stopping.append(1))
     parent = os.getppid()
     try:
@@ -299,7 +314,7 @@ def serve(port, address, spool):
         controller.stop()
 
 
-def main(argv=None):
+def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     sub = ap.add_subparsers(dest="cmd", required=True)
     s = sub.add_parser("smtp", help="the list's SMTP server (run by List)")

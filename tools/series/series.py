@@ -21,13 +21,14 @@ the prerequisite merged, without prerequisite-patch-id lines.
 import argparse
 import os
 import re
-import subprocess
 import sys
 import tempfile
+from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
-from common.git import git as common_git
+from common.git import git as common_git, git_run
 
 ROOT = Path(__file__).resolve().parents[2]
 PATCHES = ROOT / "patches"
@@ -43,7 +44,7 @@ class SeriesError(Exception):
     """A problem with the series that names the patch or file at fault."""
 
 
-def load_conf(path=PATCHES / "series.conf"):
+def load_conf(path: str | Path = PATCHES / "series.conf") -> dict[str, str]:
     conf = {}
     for line in Path(path).read_text().splitlines():
         m = re.match(r'^([A-Z_]+)="?(.*?)"?$', line.strip())
@@ -52,7 +53,7 @@ def load_conf(path=PATCHES / "series.conf"):
     return conf
 
 
-def role_env(conf, date=None):
+def role_env(conf: dict[str, str], date: str | None = None) -> dict[str, str]:
     env = dict(os.environ)
     env.update(GIT_COMMITTER_NAME=conf["SERIES_AUTHOR_NAME"],
                GIT_COMMITTER_EMAIL=conf["SERIES_AUTHOR_EMAIL"])
@@ -61,7 +62,8 @@ def role_env(conf, date=None):
     return env
 
 
-def git(tree, *args, env=None, check=True, capture=True):
+def git(tree: str | Path, *args: str, env: dict[str, str] | None = None, check: bool = True,
+        capture: bool = True) -> str:
     """common.git.git, a failure raised as a SeriesError."""
     return common_git(tree, *args, env=env, check=check, capture=capture, error=SeriesError)
 
@@ -77,32 +79,32 @@ class Cover:
 class Series:
     tree: str
     topic: str
-    directory: Path
+    directory: Path | None  # None: a series known by its workspace branch only
     version: int
-    patches: list = field(default_factory=list)
+    patches: list[Path] = field(default_factory=list)
     cover: Cover | None = None
     depends: str | None = None  # name of the series this one builds on
 
     @property
-    def name(self):
+    def name(self) -> str:
         return f"{self.tree}/{self.topic}"
 
 
-def version_key(tree, topic):
+def version_key(tree: str, topic: str) -> str:
     return "SERIES_VERSION_" + re.sub(r"[^A-Z0-9]", "_", f"{tree}_{topic}".upper())
 
 
-def base_key(tree, topic):
+def base_key(tree: str, topic: str) -> str:
     return "SERIES_BASE_" + re.sub(r"[^A-Z0-9]", "_", f"{tree}_{topic}".upper())
 
 
-def mail_subject(text):
+def mail_subject(text: str) -> str:
     """The Subject header of a mail, unfolded, prefix included ("" if none)."""
     m = re.search(r"^Subject: (.*(?:\n[ \t][^\n]*)*)", text.partition("\n\n")[0], re.M)
     return re.sub(r"\n[ \t]", " ", m[1]).strip() if m else ""
 
 
-def parse_cover(path):
+def parse_cover(path: str | Path) -> Cover:
     text = Path(path).read_text()
     rest = text.partition("\n\n")[2]
     mailed = mail_subject(text)
@@ -117,7 +119,7 @@ def parse_cover(path):
     return Cover(subject=subj.group(1).strip(), body=body, mailed=mailed)
 
 
-def load_series(conf=None, patches=PATCHES):
+def load_series(conf: dict[str, str] | None = None, patches: Path = PATCHES) -> list[Series]:
     """Every series under patches/, in apply order."""
     conf = conf or load_conf(patches / "series.conf")
     out = []
@@ -144,7 +146,7 @@ def load_series(conf=None, patches=PATCHES):
     return out
 
 
-def leaves(all_series):
+def leaves(all_series: Sequence[Series]) -> list[Series]:
     """Series no other series builds on: their tips together hold every patch."""
     deps = {ser.depends for ser in all_series}
     return [ser for ser in all_series if ser.name not in deps]
@@ -153,16 +155,16 @@ def leaves(all_series):
 @dataclass
 class Posting:
     """A series' place in the posting order."""
-    series: object  # a Series, or anything with .name, .tree and .depends
+    series: Any  # a Series, or anything with .name, .tree and .depends (a b4flow.Job)
     merged: bool = False  # the series itself is marked merged (posted before)
     prerequisite_merged: bool = False  # the series it builds on is merged into its tree
 
     @property
-    def blocked(self):
+    def blocked(self) -> bool:
         return bool(self.series.depends) and not self.prerequisite_merged
 
     @property
-    def status(self):
+    def status(self) -> str:
         ser = self.series
         if self.merged:
             return "merged: posted before, not posted again"
@@ -174,7 +176,7 @@ class Posting:
         return "post now"
 
 
-def post_order(all_series, merged=()):
+def post_order(all_series: Sequence[Any], merged: Collection[str] = ()) -> list[Posting]:
     """[Posting] in the order to post the series: net before net-next, each
     after the series it builds on. A series building on another is blocked
     until that one is merged into its tree (netdev CI applies a series to the
@@ -184,7 +186,8 @@ def post_order(all_series, merged=()):
         if m not in names:
             raise SeriesError(f"--merged {m}: no such series (series: {', '.join(names)})")
     pending = sorted(all_series, key=lambda ser: (TREES.index(ser.tree), ser.name))
-    order, seen = [], set()
+    order: list[Any] = []
+    seen: set[str] = set()
     while pending:
         ser = next((x for x in pending if not x.depends or x.depends in seen), None)
         if ser is None:
@@ -200,7 +203,7 @@ def post_order(all_series, merged=()):
             for ser in order]
 
 
-def order_lines(postings):
+def order_lines(postings: Sequence[Posting]) -> list[str]:
     """The posting order as numbered lines, with what to do about a blocked series."""
     lines = []
     for i, p in enumerate(postings, 1):
@@ -211,10 +214,9 @@ def order_lines(postings):
     return lines
 
 
-def am_failure(tree, patch, output, name):
+def am_failure(tree: str | Path, patch: str | Path, output: str, name: str | Path) -> SeriesError:
     """Name the patch and the hunk that failed, abort, leave the tree clean."""
-    check = subprocess.run(["git", "-C", str(tree), "apply", "--check", "--verbose", str(patch)],
-                           text=True, capture_output=True)
+    check = git_run(tree, "apply", "--check", "--verbose", str(patch), capture="apart")
     output += "\n" + check.stderr + check.stdout
     hunks = [ln for ln in output.splitlines()
              if re.match(r"^(error|warning): (patch failed|.*does not (exist|apply)|"
@@ -228,7 +230,7 @@ def am_failure(tree, patch, output, name):
     return SeriesError(f"patch does not apply: {name}\n  {detail}")
 
 
-def recover(tree):
+def recover(tree: str | Path) -> None:
     """Undo what an interrupted earlier run left behind in a worktree."""
     gitdir = Path(git(tree, "rev-parse", "--git-dir"))
     if not gitdir.is_absolute():
@@ -240,7 +242,9 @@ def recover(tree):
     git(tree, "reset", "-q", "--hard")
 
 
-def apply(tree, base, conf=None, patches=PATCHES, log=print, prefix=DEFAULT_PREFIX):
+def apply(tree: str | Path, base: str, conf: dict[str, str] | None = None, patches: Path = PATCHES,
+          log: Callable[[str], object] = print,
+          prefix: str = DEFAULT_PREFIX) -> list[tuple[Series, Path, str]]:
     """Create branch <prefix><tree>/<topic> for every series, from `base` or
     from the series it builds on, and <prefix>all merging them all.
 
@@ -248,7 +252,7 @@ def apply(tree, base, conf=None, patches=PATCHES, log=print, prefix=DEFAULT_PREF
     """
     conf = conf or load_conf(patches / "series.conf")
     recover(tree)
-    applied = []
+    applied: list[tuple[Series, Path, str]] = []
     git(tree, "checkout", "-q", "--detach", base)
     for t in TREES:
         # A branch named like a tree (an older layout) blocks <prefix><tree>/<topic>.
@@ -262,11 +266,8 @@ def apply(tree, base, conf=None, patches=PATCHES, log=print, prefix=DEFAULT_PREF
         git(tree, "checkout", "-q", "-f", "-B", branch, start)
         for p in ser.patches:
             log(f"  applying [{ser.name}] {p.name}")
-            res = subprocess.run(
-                ["git", "-C", str(tree), "am", "--3way", "--keep-cr",
-                 "--committer-date-is-author-date", str(p)],
-                env=role_env(conf), text=True, stdout=subprocess.PIPE,
-                stderr=subprocess.STDOUT)
+            res = git_run(tree, "am", "--3way", "--keep-cr", "--committer-date-is-author-date",
+                          str(p), env=role_env(conf))
             if res.returncode:
                 raise am_failure(tree, p, res.stdout, p.relative_to(patches.parent))
             applied.append((ser, p, git(tree, "rev-parse", "HEAD")))
@@ -276,7 +277,8 @@ def apply(tree, base, conf=None, patches=PATCHES, log=print, prefix=DEFAULT_PREF
     return applied
 
 
-def merge_all(tree, base, all_series, conf, prefix=DEFAULT_PREFIX):
+def merge_all(tree: str | Path, base: str, all_series: Sequence[Series], conf: dict[str, str],
+              prefix: str = DEFAULT_PREFIX) -> str:
     """Branch <prefix>all: every series merged, the patched kernel. Returns its commit.
 
     With one leaf series it is that series' tip; otherwise one merge commit,
@@ -290,9 +292,9 @@ def merge_all(tree, base, all_series, conf, prefix=DEFAULT_PREFIX):
         env = role_env(conf, date)
         env.update(GIT_AUTHOR_NAME=conf["SERIES_AUTHOR_NAME"],
                    GIT_AUTHOR_EMAIL=conf["SERIES_AUTHOR_EMAIL"], GIT_AUTHOR_DATE=date)
-        res = subprocess.run(["git", "-C", str(tree), "merge", "-q", "--no-ff", "--no-edit",
-                              "-m", "Merge series " + ", ".join(t[len(prefix):] for t in tips),
-                              *tips[1:]], env=env, text=True, capture_output=True)
+        res = git_run(tree, "merge", "-q", "--no-ff", "--no-edit",
+                      "-m", "Merge series " + ", ".join(t[len(prefix):] for t in tips),
+                      *tips[1:], env=env, capture="apart")
         if res.returncode:
             git(tree, "merge", "--abort", check=False)
             raise SeriesError(f"the series do not merge ({', '.join(tips)}): they touch the "
@@ -301,9 +303,9 @@ def merge_all(tree, base, all_series, conf, prefix=DEFAULT_PREFIX):
     return git(tree, "rev-parse", "HEAD")
 
 
-def workspace_series(tree, prefix=DEFAULT_PREFIX):
+def workspace_series(tree: str | Path, prefix: str = DEFAULT_PREFIX) -> list[tuple[str, str, str]]:
     """[(tree, topic, branch)] of the workspace, in apply order."""
-    out = []
+    out: list[tuple[str, str, str]] = []
     for t in TREES:
         refs = git(tree, "for-each-ref", "--format=%(refname:strip=2)",
                    f"refs/heads/{prefix}{t}/").split()
@@ -311,7 +313,7 @@ def workspace_series(tree, prefix=DEFAULT_PREFIX):
     return out
 
 
-def canonical_chain(tree, parent, rev_range, conf):
+def canonical_chain(tree: str | Path, parent: str, rev_range: str, conf: dict[str, str]) -> str:
     """Recreate rev_range on `parent` as `apply` would have committed it.
 
     Committer = role identity, committer date = author date: the commit ids
@@ -325,14 +327,17 @@ def canonical_chain(tree, parent, rev_range, conf):
         name, email, date = fmt.split("\0")
         env = role_env(conf, date)
         env.update(GIT_AUTHOR_NAME=name, GIT_AUTHOR_EMAIL=email, GIT_AUTHOR_DATE=date)
-        res = subprocess.run(["git", "-C", str(tree), "commit-tree", f"{sha}^{{tree}}",
-                              "-p", parent], input=msg + ("\n" if not msg.endswith("\n") else ""),
-                             env=env, text=True, capture_output=True, check=True)
+        res = git_run(tree, "commit-tree", f"{sha}^{{tree}}", "-p", parent,
+                      input=msg + ("\n" if not msg.endswith("\n") else ""), env=env,
+                      capture="apart")
+        res.check_returncode()
         parent = res.stdout.strip()
     return parent
 
 
-def export(tree, base, outdir=PATCHES, conf=None, identity=None, prefix=DEFAULT_PREFIX):
+def export(tree: str | Path, base: str, outdir: str | Path = PATCHES,
+           conf: dict[str, str] | None = None, identity: tuple[str, str] | None = None,
+           prefix: str = DEFAULT_PREFIX) -> list[Path]:
     """Write every <prefix><tree>/<topic> branch of `tree` as format-patch files.
 
     This is the stored form of the stack, every series against `base`: a
@@ -346,10 +351,10 @@ def export(tree, base, outdir=PATCHES, conf=None, identity=None, prefix=DEFAULT_
     if not chain:
         raise SeriesError(f"no {prefix}<tree>/<topic> branches in {tree}: run apply first")
     canon_base = git(tree, "rev-parse", f"{base}^{{commit}}")
-    canon_of = {}  # branch -> its canonical tip
+    canon_of: dict[str, str] = {}  # branch -> its canonical tip
     outdir = Path(outdir)
     clear_patches(outdir)
-    written = []
+    written: list[Path] = []
     for tree_name, topic, branch in chain:
         dep = conf.get(base_key(tree_name, topic))
         if dep and prefix + dep not in canon_of:
@@ -364,21 +369,24 @@ def export(tree, base, outdir=PATCHES, conf=None, identity=None, prefix=DEFAULT_
     return written
 
 
-def clear_patches(outdir):
+def clear_patches(outdir: Path) -> None:
     for t in TREES:
         for old in (outdir / t).glob("*/*.patch") if (outdir / t).is_dir() else []:
             old.unlink()
 
 
-def canonical_tip(tree, prev, canon_prev, branch, conf):
+def canonical_tip(tree: str | Path, prev: str, canon_prev: str, branch: str,
+                  conf: dict[str, str]) -> str:
     """The canonical chain of prev..branch on canon_prev (canonical_chain)."""
-    res = subprocess.run(["git", "-C", str(tree), "merge-base", "--is-ancestor", prev, branch])
+    res = git_run(tree, "merge-base", "--is-ancestor", prev, branch, capture="none")
     if res.returncode:
         raise SeriesError(f"{prev} is not an ancestor of {branch}: rebase {branch} onto it")
     return canonical_chain(tree, canon_prev, f"{prev}..{branch}", conf)
 
 
-def write_series(tree, tree_name, topic, branch, start, tip, base, d, conf, identity=None):
+def write_series(tree: str | Path, tree_name: str, topic: str, branch: str, start: str, tip: str,
+                 base: str, d: Path, conf: dict[str, str],
+                 identity: tuple[str, str] | None = None) -> list[Path]:
     """git format-patch of start..tip into directory d as series <tree>/<topic>
     (workspace branch `branch`, whose description is the cover letter): prefix
     [PATCH <tree>], -v<N> from series.conf, a cover letter for more than two
@@ -416,7 +424,8 @@ def write_series(tree, tree_name, topic, branch, start, tip, base, d, conf, iden
     return files
 
 
-def merged_base(tree, base, prerequisite, name, into, conf):
+def merged_base(tree: str | Path, base: str, prerequisite: str, name: str, into: str,
+                conf: dict[str, str]) -> str:
     """A commit standing for tree `into` once series `name` (whose tip is
     `prerequisite`, built on `base`) is merged into it: the merge of the two,
     with the prerequisite's tree, committed by the role identity at the
@@ -429,7 +438,7 @@ def merged_base(tree, base, prerequisite, name, into, conf):
                "-m", f"Merge {name} into {into}", env=env)
 
 
-def applied_tree(tree, start, files):
+def applied_tree(tree: str | Path, start: str, files: Sequence[Path]) -> str:
     """The tree the patch files give, applied in order (git apply --cached)
     on commit `start` in a scratch index: no checkout, the worktree and its
     index untouched. Raises SeriesError naming a patch that does not apply."""
@@ -439,14 +448,13 @@ def applied_tree(tree, start, files):
         for f in files:
             if COVER_RE.match(Path(f).name):
                 continue
-            res = subprocess.run(["git", "-C", str(tree), "apply", "--cached", str(f)],
-                                 env=env, text=True, capture_output=True)
+            res = git_run(tree, "apply", "--cached", str(f), env=env, capture="apart")
             if res.returncode:
                 raise SeriesError(f"{f} does not apply to {start}:\n{res.stderr.strip()}")
         return git(tree, "write-tree", env=env)
 
 
-def check_posting(tree, start, files, branch):
+def check_posting(tree: str | Path, start: str, files: Sequence[Path], branch: str) -> None:
     """What is posted has no prerequisite ids and applies on `start`,
     giving the tree of the workspace branch."""
     with_ids = [f.name for f in files if "\nprerequisite-patch-id:" in f.read_text()]
@@ -459,7 +467,9 @@ def check_posting(tree, start, files, branch):
                           f"not {want} of {branch}")
 
 
-def send_prep(tree, base, outdir, merged=(), conf=None, identity=None, prefix=DEFAULT_PREFIX):
+def send_prep(tree: str | Path, base: str, outdir: str | Path, merged: Collection[str] = (),
+              conf: dict[str, str] | None = None, identity: tuple[str, str] | None = None,
+              prefix: str = DEFAULT_PREFIX) -> list[tuple[Posting, list[Path]]]:
     """Write each workspace series that can be posted now, in posting order
     (post_order()), to outdir/<tree>/<topic>/ as it is posted. Returns
     [(Posting, files)]; a blocked series, or one merged already, has no files.
@@ -479,10 +489,10 @@ def send_prep(tree, base, outdir, merged=(), conf=None, identity=None, prefix=DE
                          depends=conf.get(base_key(t, topic)) or None) for t, topic, _ in chain]
     postings = post_order(all_series, merged)
     canon_base = git(tree, "rev-parse", f"{base}^{{commit}}")
-    canon_of = {}  # series name -> its canonical tip on the stack
+    canon_of: dict[str, str] = {}  # series name -> its canonical tip on the stack
     outdir = Path(outdir)
     clear_patches(outdir)
-    out = []
+    out: list[tuple[Posting, list[Path]]] = []
     for p in postings:
         ser = p.series
         branch = prefix + ser.name
@@ -503,7 +513,7 @@ def send_prep(tree, base, outdir, merged=(), conf=None, identity=None, prefix=DE
     return out
 
 
-def substitute_identity(text, conf, identity):
+def substitute_identity(text: str, conf: dict[str, str], identity: tuple[str, str]) -> str:
     role = f"{conf['SERIES_AUTHOR_NAME']} <{conf['SERIES_AUTHOR_EMAIL']}>"
     me = f"{identity[0]} <{identity[1]}>"
     text = re.sub(rf"^From: {re.escape(role)}$", f"From: {me}", text, flags=re.M)
@@ -513,7 +523,7 @@ def substitute_identity(text, conf, identity):
                   text, flags=re.M)
 
 
-def submitter_identity(tree):
+def submitter_identity(tree: str | Path) -> tuple[str, str]:
     name = git(tree, "config", "user.name", check=False)
     email = git(tree, "config", "user.email", check=False)
     if not name or not email:
@@ -521,7 +531,7 @@ def submitter_identity(tree):
     return name, email
 
 
-def main(argv=None):
+def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     sub = ap.add_subparsers(dest="cmd", required=True)
     ap.add_argument("--prefix", default=DEFAULT_PREFIX, help="workspace branch prefix")
@@ -540,10 +550,10 @@ def main(argv=None):
     s.add_argument("tree")
     s.add_argument("base")
     s.add_argument("--out", required=True)
-    for p in (o, s):
-        p.add_argument("--merged", action="append", default=[], metavar="TREE/TOPIC",
-                       help="this series is merged into the tree of the series building on "
-                       "it (repeatable)")
+    for parser in (o, s):
+        parser.add_argument("--merged", action="append", default=[], metavar="TREE/TOPIC",
+                            help="this series is merged into the tree of the series building "
+                            "on it (repeatable)")
     args = ap.parse_args(argv)
     try:
         if args.cmd == "apply":

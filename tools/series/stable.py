@@ -24,10 +24,13 @@ import re
 import shutil
 import subprocess
 import sys
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from common.cache import cache_dir
+from common.git import git_ok, git_run
 from common.programs import PROGRAMS_TXT, read_programs
 from tools.series import series
 
@@ -51,15 +54,15 @@ class StableError(series.SeriesError):
 class Tree:
     version: str
     pin: Path
-    env: dict
+    env: dict[str, str]
 
     @property
-    def tag(self):
+    def tag(self) -> str:
         """The tag kernel/import-base.sh gives the pinned tree."""
         return base_tag(self.env["BASE_PACKAGE"], self.env["BASE_VERSION"])
 
     @property
-    def branch(self):
+    def branch(self) -> str:
         return BRANCH_PREFIX + self.version
 
 
@@ -68,24 +71,24 @@ class Applied:
     version: str
     base: str
     branch: str
-    commits: list = field(default_factory=list)  # [(patch file, commit)]
+    commits: list[tuple[Path, str]] = field(default_factory=list)  # [(patch file, commit)]
 
 
-def shown(path):
+def shown(path: str | Path) -> Path:
     """A path relative to the project when it is inside it."""
     path = Path(path).resolve()
     return path.relative_to(ROOT) if path.is_relative_to(ROOT) else path
 
 
-def base_tag(package, version):
+def base_tag(package: str, version: str) -> str:
     return f"base/{package}_{version.replace('~', '_')}"
 
 
-def version_key(version):
+def version_key(version: str) -> tuple[int | str, ...]:
     return tuple(int(x) if x.isdigit() else x for x in re.split(r"[.-]", version))
 
 
-def load_pin(path):
+def load_pin(path: str | Path) -> dict[str, str]:
     env = {}
     for line in Path(path).read_text().splitlines():
         m = re.match(r"^([A-Z_0-9]+)=(.*)$", line.strip())
@@ -97,13 +100,13 @@ def load_pin(path):
     return env
 
 
-def trees(pins=PINS):
+def trees(pins: str | Path = PINS) -> list[Tree]:
     """Every pinned stable tree, oldest first."""
     return [Tree(pin.stem, pin, load_pin(pin))
             for pin in sorted(Path(pins).glob("*.env"), key=lambda p: version_key(p.stem))]
 
 
-def tree(version, pins=PINS):
+def tree(version: str, pins: str | Path = PINS) -> Tree:
     for t in trees(pins):
         if t.version == version:
             return t
@@ -113,18 +116,18 @@ def tree(version, pins=PINS):
 
 # ---- what stable takes -----------------------------------------------------
 
-def message(patch):
+def message(patch: str | Path) -> str:
     """The commit message of a format-patch file (before the diffstat)."""
     return Path(patch).read_text().partition("\n---\n")[0]
 
 
-def net_patches(net=NET_PATCHES):
+def net_patches(net: str | Path = NET_PATCHES) -> list[Path]:
     """Every patch of the net series (patches/net/<topic>/), cover letters
     left out, in posting order."""
     return [p for p in sorted(Path(net).glob("*/*.patch")) if not series.COVER_RE.match(p.name)]
 
 
-def net_fixes(net=NET_PATCHES):
+def net_fixes(net: str | Path = NET_PATCHES) -> list[Path]:
     """The patches stable takes: those of the net series carrying a Fixes:
     tag, as posted. Raises StableError when there is none."""
     fixes = [p for p in net_patches(net) if FIXES_RE.search(message(p))]
@@ -136,9 +139,10 @@ def net_fixes(net=NET_PATCHES):
 
 # ---- applying --------------------------------------------------------------
 
-def hunks(patch):
+def hunks(patch: str | Path) -> list[tuple[str, int, str]]:
     """[(file, old start line, hunk header)] of a patch file."""
-    out, cur = [], None
+    out: list[tuple[str, int, str]] = []
+    cur: str | None = None
     for line in Path(patch).read_text().splitlines():
         m = DIFF_RE.match(line)
         if m:
@@ -150,11 +154,10 @@ def hunks(patch):
     return out
 
 
-def failing_hunks(worktree, patch):
+def failing_hunks(worktree: str | Path, patch: str | Path) -> list[str]:
     """What `git apply` says about a patch on a clean worktree, as lines that
     name each failing file and hunk header."""
-    res = subprocess.run(["git", "-C", str(worktree), "apply", "--check", "--verbose",
-                          str(patch)], text=True, capture_output=True)
+    res = git_run(worktree, "apply", "--check", "--verbose", str(patch), capture="apart")
     text = res.stderr + res.stdout
     known = hunks(patch)
     out = []
@@ -177,15 +180,15 @@ def failing_hunks(worktree, patch):
     return out
 
 
-def am(worktree, patch, conf):
-    return subprocess.run(["git", "-C", str(worktree), "am", "--3way", "--keep-cr",
-                           "--committer-date-is-author-date", str(patch)],
-                          env=series.role_env(conf), text=True, stdout=subprocess.PIPE,
-                          stderr=subprocess.STDOUT)
+def am(worktree: str | Path, patch: str | Path,
+       conf: dict[str, str]) -> "subprocess.CompletedProcess[str]":
+    return git_run(worktree, "am", "--3way", "--keep-cr", "--committer-date-is-author-date",
+                   str(patch), env=series.role_env(conf))
 
 
-def apply_stable(tree_version, worktree, log=print, base=None, pins=PINS, net=NET_PATCHES,
-                 conf=None):
+def apply_stable(tree_version: str, worktree: str | Path, log: Callable[[str], object] = print,
+                 base: str | None = None, pins: str | Path = PINS, net: str | Path = NET_PATCHES,
+                 conf: dict[str, str] | None = None) -> Applied:
     """Apply the net fixes (net_fixes(), as posted) to a pinned stable tree on
     branch stable/<version> of `worktree` (a worktree of the repository
     holding the tree's import).
@@ -202,8 +205,7 @@ def apply_stable(tree_version, worktree, log=print, base=None, pins=PINS, net=NE
     fixes = net_fixes(net)
     worktree = Path(worktree)
     series.recover(worktree)
-    if subprocess.run(["git", "-C", str(worktree), "rev-parse", "-q", "--verify",
-                       f"{base}^{{commit}}"], capture_output=True).returncode:
+    if not git_ok(worktree, "rev-parse", "-q", "--verify", f"{base}^{{commit}}"):
         raise StableError(f"stable {t.version}: base {base} is not in {worktree}; "
                           f"import it (kernel/fetch-base.sh {t.pin}, kernel/import-base.sh)")
     series.git(worktree, "checkout", "-q", "-f", "-B", t.branch, base)
@@ -227,13 +229,14 @@ def apply_stable(tree_version, worktree, log=print, base=None, pins=PINS, net=NE
     return done
 
 
-def fetch_import(t, log=print, env=None):
+def fetch_import(t: Tree, log: Callable[[str], object] = print,
+                 env: dict[str, str] | None = None) -> dict[str, str]:
     """Fetch and import a pinned tree (both cached). Returns the BASE_* keys
     of kernel/fetch-base.sh and kernel/import-base.sh."""
     env = {**os.environ, **(env or {})}
-    info = {}
+    info: dict[str, str] = {}
 
-    def run(script, *args):
+    def run(script: str, *args: str | Path) -> None:
         res = subprocess.run(["bash", str(ROOT / "kernel" / script), *map(str, args)],
                              env=env, text=True, capture_output=True)
         for line in res.stderr.splitlines():
@@ -252,10 +255,10 @@ def fetch_import(t, log=print, env=None):
     return info
 
 
-def worktree_for(repo, path, rev):
+def worktree_for(repo: str | Path, path: str | Path, rev: str) -> Path:
     """A worktree of repo at path (created once), detached at rev."""
     path = Path(path)
-    subprocess.run(["git", "-C", str(repo), "worktree", "prune"], check=False)
+    git_run(repo, "worktree", "prune", capture="none")
     if not (path / ".git").exists():
         if path.exists():
             shutil.rmtree(path)
@@ -266,7 +269,7 @@ def worktree_for(repo, path, rev):
 
 # ---- what the stable stage runs -------------------------------------------
 
-def added_without_fix(net=NET_PATCHES):
+def added_without_fix(net: str | Path = NET_PATCHES) -> dict[str, Path]:
     """{file: patch} of the files the net series adds in patches stable does
     not take (its selftests): a stable tree does not have them."""
     fixes = set(net_fixes(net))
@@ -274,8 +277,10 @@ def added_without_fix(net=NET_PATCHES):
             for f in NEW_FILE_RE.findall(p.read_text())}
 
 
-def vm_plan(version, plan=SELFTESTS / "stable.json", programs=PROGRAMS_TXT,
-            expectations=SELFTESTS / "expectations.json", net=NET_PATCHES):
+def vm_plan(version: str, plan: str | Path = SELFTESTS / "stable.json",
+            programs: str | Path = PROGRAMS_TXT,
+            expectations: str | Path = SELFTESTS / "expectations.json",
+            net: str | Path = NET_PATCHES) -> tuple[list[tuple[str, str]], dict[str, Any]]:
     """(progs, expect) for selftests_run.run_matrix() on the base and the
     patched kernel of a stable tree ("base" and "patched" labels).
 
@@ -328,12 +333,12 @@ def vm_plan(version, plan=SELFTESTS / "stable.json", programs=PROGRAMS_TXT,
 
 # ---- command line ----------------------------------------------------------
 
-def fixes_line(p):
+def fixes_line(p: Path) -> str:
     fixes = FIXES_RE.findall(message(p))
     return f"  {p.parent.name}/{p.name}: {'; '.join(fixes)}"
 
 
-def main(argv=None):
+def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--pins", type=Path, default=PINS, help="pin files (default %(default)s)")
     ap.add_argument("--net", type=Path, default=NET_PATCHES,

@@ -1,0 +1,344 @@
+"""The build checks: the bot's kernel builds reduced to the objects a patch
+touches (build_32bit, build_clang, build_allmodconfig_warn), the selftests'
+build (build_tools), the project's own W=1 build with sparse (build,
+sparse) and Coccinelle (cocci), each at the patch's parent and at the
+patch, new warnings counted."""
+
+import json
+import os
+import re
+from collections import Counter
+from collections.abc import Callable, Sequence
+from pathlib import Path
+
+from common.git import git, git_run
+from tools.series.checks.findings import (SELFTESTS, Tree, counts_line, first_error,
+                                          new_warnings, run, touched_files, warnings_of)
+from tools.series.checks.patchwork import Result
+
+# How a check builds: make with these arguments; its exit code (None: it
+# was killed) and output.
+Make = Callable[[list[str]], tuple[int | None, str]]
+Log = Callable[[str], object]
+
+# libgcc's 64-bit division helpers: on a 32-bit kernel they do not exist, a
+# u64 division must go through div_u64() and friends (linux/math64.h).
+DIV64_HELPERS = ("__udivdi3", "__divdi3", "__umoddi3", "__moddi3", "__udivmoddi4",
+                 "__divmoddi4", "__aeabi_uldivmod", "__aeabi_ldivmod")
+
+
+def kernel_sources(tree: Tree, commit: str, suffix: str = ".c") -> list[str]:
+    return [p for s, p in touched_files(tree, commit)
+            if s != "D" and p.endswith(suffix)
+            and not p.startswith(("tools/", "scripts/", "Documentation/", "samples/"))]
+
+
+def touched_objects(tree: Tree, commit: str, series_sources: Sequence[str] = ()) -> list[str]:
+    """The objects a patch touches: its kernel C files; a patch that changes
+    a header compiles the series' C files too (the code that header serves
+    here), as the bot's full build would."""
+    objs = [p[:-2] + ".o" for p in kernel_sources(tree, commit)]
+    if kernel_sources(tree, commit, ".h"):
+        objs += [p[:-2] + ".o" for p in series_sources if p[:-2] + ".o" not in objs]
+    return objs
+
+
+def undefined_symbols(obj: str | Path) -> set[str]:
+    code, out = run(["nm", "-u", str(obj)], cwd=Path(obj).parent)
+    return {ln.split()[-1] for ln in out.splitlines() if ln.strip()} if code == 0 else set()
+
+
+class ObjectBuild:
+    """One of the bot's kernel builds, reduced to the objects a patch
+    touches: they are compiled in a prepared build directory (its own
+    config) at the parent, sources made newer, and at the patch; warnings
+    new at the patch, or a compile that breaks, fail. `make(args)` returns
+    (code, output). With `div64`, objects that call a libgcc 64-bit division
+    helper fail too: a 32-bit kernel does not link them (there is no link
+    here, `nm -u` finds them)."""
+
+    def __init__(self, name: str, tree: Tree, make: Make, build_dir: str | Path,
+                 series_sources: Sequence[str] = (), div64: bool = False,
+                 unavailable: str | None = None, log: Log = print) -> None:
+        self.name, self.tree, self.make, self.build_dir = name, tree, make, Path(build_dir)
+        self.series_sources, self.div64, self.unavailable = series_sources, div64, unavailable
+        self.log = log
+        self.seconds = 0.0
+
+    def __call__(self, commit: str) -> Result:
+        if self.unavailable:
+            return Result("skip", self.unavailable)
+        objs = touched_objects(self.tree, commit, self.series_sources)
+        if not objs:
+            return Result("pass", "No C files touched: " + counts_line(0, 0))
+        parent = git(self.tree, "rev-parse", f"{commit}^")
+        try:
+            git(self.tree, "checkout", "-q", "--detach", parent)
+            for obj in objs:
+                src = Path(self.tree) / (obj[:-2] + ".c")
+                if src.exists():
+                    os.utime(src)
+            present = [o for o in objs if (Path(self.tree) / (o[:-2] + ".c")).exists()]
+            self.log(f"    {self.name}: {' '.join(present) or '(new files only)'} (parent)")
+            code, before = self.make(present) if present else (0, "")
+            if code:
+                return Result("fail", "parent does not build: " + first_error(before), before)
+        finally:
+            git(self.tree, "checkout", "-q", "--detach", commit)
+        self.log(f"    {self.name}: {' '.join(objs)} (patch)")
+        code, after = self.make(objs)
+        wb, wa = warnings_of(before), warnings_of(after)
+        line = counts_line(sum(wb.values()), sum(wa.values()))
+        if code:
+            return Result("fail", f"{line}; build broken: {first_error(after)}", after)
+        new = new_warnings(wb, wa)
+        if new:
+            return Result("fail", f"{line}; new: {new[0]}", "\n".join(new))
+        if self.div64:
+            calls = sorted(f"{obj}: {sym}" for obj in objs
+                           for sym in undefined_symbols(self.build_dir / obj)
+                           if sym in DIV64_HELPERS)
+            if calls:
+                return Result("fail", f"{line}; 64-bit division without div_u64(): "
+                              f"{calls[0]}", "\n".join(calls))
+        return Result("pass", line)
+
+
+def selftest_targets(tree: Tree, commit: str) -> list[str]:
+    """The selftests TARGETS the patch touches (longest listed prefix)."""
+    shown = git_run(tree, "show", f"{commit}:{SELFTESTS}Makefile")
+    listed = (set(re.findall(r"^TARGETS \+= (\S+)$", shown.stdout, re.M))
+              if shown.returncode == 0 else set())
+    found = []
+    for _, path in touched_files(tree, commit):
+        if not path.startswith(SELFTESTS):
+            continue
+        parts = path.removeprefix(SELFTESTS).split("/")[:-1]
+        for n in range(len(parts), 0, -1):
+            t = "/".join(parts[:n])
+            if t in listed:
+                if t not in found:
+                    found.append(t)
+                break
+    return found
+
+
+class SelftestsBuild:
+    """build_tools, for the selftests the patch touches: their TARGETS built
+    against the tree's headers at the parent and at the patch; new warnings
+    or errors, or new untracked files left in the source tree, fail.
+    `make(args)` runs make in the tree and returns (code, output)."""
+
+    def __init__(self, tree: Tree, make: Make, log: Log = print) -> None:
+        self.tree, self.make, self.log = tree, make, log
+
+    def untracked(self) -> set[str]:
+        out = git(self.tree, "status", "--porcelain", "--untracked-files=all")
+        return {ln[3:] for ln in out.splitlines() if ln.startswith("??")}
+
+    def build(self, targets: list[str]) -> tuple[int | None, str]:
+        code, out = self.make(["headers"])
+        if code:
+            return code, out
+        code2, out2 = self.make(["-C", SELFTESTS, f"TARGETS={' '.join(targets)}"])
+        return code2, out + out2
+
+    def __call__(self, commit: str) -> Result:
+        targets = selftest_targets(self.tree, commit)
+        if not targets:
+            return Result("pass", "No tools touched, skip")
+        parent = git(self.tree, "rev-parse", f"{commit}^")
+        try:
+            git(self.tree, "checkout", "-q", "--detach", parent)
+            self.log(f"    build_tools: TARGETS={' '.join(targets)} (parent)")
+            code_before, before = self.build(targets)
+            dirt_before = self.untracked()
+        finally:
+            git(self.tree, "checkout", "-q", "--detach", commit)
+        self.log(f"    build_tools: TARGETS={' '.join(targets)} (patch)")
+        code, after = self.build(targets)
+        dirt = self.untracked() - dirt_before
+        wb, wa = warnings_of(before), warnings_of(after)
+        line = (f"Errors and warnings before: {sum(wb.values())} (+{len(dirt_before)}) "
+                f"this patch: {sum(wa.values())} (+{len(dirt_before) + len(dirt)})")
+        new = new_warnings(wb, wa)
+        if new:
+            return Result("fail", f"{line}; new: {new[0]}", "\n".join(new))
+        if code and not code_before:
+            return Result("fail", f"{line}; build broken: {first_error(after)}", after)
+        if dirt:
+            return Result("fail", f"{line}; new untracked files: {sorted(dirt)[0]}",
+                          "\n".join(sorted(dirt)))
+        return Result("pass", line)
+
+
+class BuildChecker:
+    """Incremental W=1 + sparse builds before and after each patch.
+
+    Before a patch, its touched files are made newer and rebuilt at the
+    parent, so the same objects are compiled (and sparse-checked) on both
+    sides; new warnings are the difference of the two multisets.
+    """
+
+    # The kernel build reads nothing under these: a patch touching only them
+    # leaves the build's output as it was.
+    OUTSIDE_BUILD = ("tools/testing/",)
+
+    def __init__(self, tree: Tree, build: Make, log: Log = print) -> None:
+        self.tree, self.build, self.log = tree, build, log
+        self.built: str | None = None  # commit of the last make that succeeded
+        self.refused = ""  # checker_refused() of that make
+
+    def make(self, label: str) -> tuple[int | None, str]:
+        self.log(f"    make W=1 C=1 ({label})")
+        return self.build(["W=1", "C=1"])
+
+    def unchanged_build(self, commit: str) -> str | None:
+        """The commit the build in place stands for, when commit touches
+        nothing the kernel build reads and differs from it only there."""
+        if self.built is None:
+            return None
+        if not all(p.startswith(self.OUTSIDE_BUILD) for _, p in touched_files(self.tree, commit)):
+            return None
+        diff = git_run(self.tree, "diff", "--quiet", self.built, commit, "--", ".",
+                       *(f":(exclude){d}" for d in self.OUTSIDE_BUILD), capture="none")
+        return self.built if diff.returncode == 0 else None
+
+    def __call__(self, commit: str) -> tuple[Result, ...]:
+        same = self.unchanged_build(commit)
+        if same:
+            git(self.tree, "checkout", "-q", "--detach", commit)
+            msg = (f"no file the kernel build reads: the objects and warnings of "
+                   f"{same[:12]} stand")
+            self.log(f"    make skipped: {msg}")
+            return (Result("pass", msg),
+                    Result("skip", self.refused) if self.refused else Result("pass", msg))
+        self.built = None
+        parent = git(self.tree, "rev-parse", f"{commit}^")
+        git(self.tree, "checkout", "-q", "--detach", parent)
+        for status, path in touched_files(self.tree, commit):
+            p = Path(self.tree) / path
+            if status != "A" and p.exists():
+                os.utime(p)
+        code, before = self.make("parent")
+        if code:
+            msg = "parent does not build: " + first_error(before)
+            return Result("fail", msg, before), Result("skip", "no build")
+        git(self.tree, "checkout", "-q", "--detach", commit)
+        code, after = self.make("patch")
+        if code:
+            return (Result("fail", "build broken: " + first_error(after), after),
+                    Result("skip", "no build"))
+        self.built, self.refused = git(self.tree, "rev-parse", commit), checker_refused(after)
+        wb, wa = warnings_of(before), warnings_of(after)
+        split: dict[str, tuple[list[str], list[str]]] = {"build": ([], []), "sparse": ([], [])}
+        for w in new_warnings(wb, wa):
+            split["sparse" if is_sparse(w) else "build"][0].append(w)
+        results = []
+        for name in ("build", "sparse"):
+            new = split[name][0]
+            refused = checker_refused(after) if name == "sparse" else ""
+            if refused and not new:
+                results.append(Result("skip", refused))
+            elif new:
+                results.append(Result("fail", f"{len(new)} new warning(s): {new[0]}",
+                                      "\n".join(new)))
+            else:
+                results.append(Result("pass", "no new warnings"))
+        return tuple(results)
+
+
+SPARSE_HINTS = ("sparse:", "incorrect type", "different address spaces", "context imbalance",
+                "was not declared. Should it be static?", "cast to restricted",
+                "restricted __", "dubious:", "symbol '", "lock context")
+
+
+# The kernel tests its checker before it uses it (scripts/checker-valid.sh) and
+# drops C=1/C=2 with this warning when the checker fails the test: Debian 12's
+# sparse 0.6.4 has no __typeof_unqual__, and coccicheck does not pass it either.
+CHECKER_REFUSED = re.compile(r"C=\d specified, but (\S+) is not available or not up to date")
+
+
+def checker_refused(make_output: str | None) -> str:
+    """Why nothing was checked, when the kernel refused the checker; else ""."""
+    m = CHECKER_REFUSED.search(make_output or "")
+    return (f"not run: the kernel refused {m[1]} (scripts/checker-valid.sh), so it "
+            "checked nothing") if m else ""
+
+
+def build_broken(result: Result) -> bool:
+    """Whether a "build" Result means no objects (the tree did not build), as
+    opposed to new warnings."""
+    return result.status == "fail" and result.message.startswith(
+        ("build broken", "parent does not build"))
+
+
+def is_sparse(warning: str) -> bool:
+    return any(h in warning for h in SPARSE_HINTS)
+
+
+class CocciError(Exception):
+    pass
+
+
+class CocciRefused(Exception):
+    """The kernel refused coccicheck as its checker: nothing was checked."""
+
+
+class Cocci:
+    """Coccinelle reports (make C=2 CHECK=scripts/coccicheck MODE=report).
+
+    Reports are cached by blob id, persistently: a file state is checked
+    once, so each patch costs one coccicheck run per touched C file.
+    """
+
+    def __init__(self, tree: Tree, build: Make, cache_file: str | Path | None = None,
+                 log: Log = print) -> None:
+        self.tree, self.build, self.log = tree, build, log
+        self.cache_file = Path(cache_file) if cache_file else None
+        self.cache: dict[str, list[str]] = {}
+        if self.cache_file and self.cache_file.is_file():
+            self.cache = json.loads(self.cache_file.read_text())
+
+    def reports(self, rev: str, path: str) -> Counter[str]:
+        parsed = git_run(self.tree, "rev-parse", f"{rev}:{path}")
+        if parsed.returncode:
+            return Counter()
+        blob = parsed.stdout.strip()
+        if blob not in self.cache:
+            git(self.tree, "checkout", "-q", "--detach", rev)
+            self.log(f"    coccicheck {path} @ {rev}")
+            code, out = self.build(["C=2", "CHECK=scripts/coccicheck", "MODE=report",
+                                    path[:-2] + ".o"])
+            if code:
+                raise CocciError(f"coccicheck could not check {path}: {first_error(out)}")
+            if refused := checker_refused(out):
+                raise CocciRefused(refused)
+            self.cache[blob] = [re.sub(r":\d+(:\d+)?", "", ln.strip())
+                                for ln in out.splitlines()
+                                if re.match(r"^\S+\.[ch]:\d+", ln.strip())]
+            if self.cache_file:
+                self.cache_file.write_text(json.dumps(self.cache))
+        return Counter(self.cache[blob])
+
+    def __call__(self, commit: str) -> Result:
+        cfiles = [p for s, p in touched_files(self.tree, commit)
+                  if s != "D" and p.endswith(".c") and not p.startswith(("tools/", "scripts/"))]
+        if not cfiles:
+            return Result("skip", "no C files touched")
+        before: Counter[str] = Counter()
+        after: Counter[str] = Counter()
+        try:
+            for p in cfiles:
+                before += self.reports(f"{commit[:12]}^", p)
+                after += self.reports(commit[:12], p)
+        except CocciError as err:
+            return Result("fail", str(err))
+        except CocciRefused as err:
+            return Result("skip", str(err))
+        finally:
+            git(self.tree, "checkout", "-q", "--detach", commit)
+        new = sorted((after - before).elements())
+        if new:
+            return Result("fail", f"{len(new)} new report(s): {new[0]}", "\n".join(new))
+        return Result("pass", f"{len(cfiles)} file(s), no new reports")

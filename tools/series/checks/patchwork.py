@@ -1,0 +1,86 @@
+"""The checks as patchwork shows them: their names in its order, a check's
+Result, a patch's report, and the plain-text table of a run."""
+
+from dataclasses import asdict, dataclass, field
+from typing import Any, Iterable, Sequence
+
+# NIPA's per-patch checks that apply to this tree, in patchwork's order, then
+# the project's own (the W=1 build of the test kernel with sparse, Coccinelle,
+# the transmit function's disassembly).
+NIPA_CHECKS = ("build_32bit", "build_allmodconfig_warn", "build_clang", "build_tools",
+               "checkpatch", "kdoc", "header_inline", "source_inline", "deprecated_api",
+               "module_param", "verify_signedoff", "verify_fixes", "cc_maintainers",
+               "maintainers", "check_selftest", "pylint", "ruff", "shellcheck", "yamllint")
+OWN_CHECKS = ("build", "sparse", "cocci", "xmit_disasm")
+CHECKS = NIPA_CHECKS + OWN_CHECKS
+SERIES_CHECKS = ("cover_letter", "fixes_present", "patch_count", "subject_prefix",
+                 "tree_selection")
+# A warning in patchwork (yellow) fails the stage for these: checkpatch
+# must be clean, as the project always had it, and so must every series
+# check. Other warnings are reported by name, patch by patch.
+WARN_FAILS = frozenset(("checkpatch",) + SERIES_CHECKS)
+STATUSES = ("pass", "warn", "fail", "skip")
+
+
+@dataclass
+class Result:
+    status: str  # pass | warn | fail | skip
+    message: str = ""
+    details: str = ""
+
+
+@dataclass
+class PatchReport:
+    index: int
+    tree: str
+    commit: str
+    subject: str
+    results: dict[str, Result] = field(default_factory=dict)
+    to: list[str] = field(default_factory=list)
+    cc: list[str] = field(default_factory=list)
+
+    @property
+    def ok(self) -> bool:
+        """Nothing patchwork would mark fail, and no warning from a check
+        the project keeps clean (WARN_FAILS)."""
+        return not self.failing
+
+    @property
+    def failing(self) -> list[str]:
+        return [c for c, r in self.results.items()
+                if r.status == "fail" or (r.status == "warn" and c in WARN_FAILS)]
+
+    @property
+    def warnings(self) -> list[str]:
+        return [c for c, r in self.results.items()
+                if r.status == "warn" and c not in WARN_FAILS]
+
+    def as_dict(self) -> dict[str, Any]:
+        d = asdict(self)
+        d["ok"] = self.ok
+        return d
+
+
+MARKS = {"pass": "pass", "warn": "warn", "fail": "FAIL", "skip": "-"}
+
+
+def table(reports: Iterable[PatchReport], columns: Sequence[str] = CHECKS) -> str:
+    """Plain-text patch x check table, then each failure or warning."""
+    reports = list(reports)
+    head = ["#", "series", "patch"] + list(columns)
+    rows = []
+    for r in reports:
+        cells = [str(r.index), r.tree, r.subject[:40]]
+        for c in columns:
+            cells.append(MARKS[r.results.get(c, Result("skip")).status])
+        rows.append(cells)
+    widths = [max(len(h), *(len(row[i]) for row in rows)) if rows else len(h)
+              for i, h in enumerate(head)]
+    lines = ["  ".join(h.ljust(w) for h, w in zip(head, widths))]
+    lines += ["  ".join(c.ljust(w) for c, w in zip(row, widths)) for row in rows]
+    for r in reports:
+        for c in columns:
+            res = r.results.get(c)
+            if res and res.status in ("fail", "warn"):
+                lines.append(f"  patch {r.index} {c}: {res.status}: {res.message}")
+    return "\n".join(lines)
