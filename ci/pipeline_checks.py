@@ -100,7 +100,7 @@ class CheckTools:
     known: dict[str, str]
     builder: kbuild.BuildChecker
     cocci: kbuild.Cocci
-    disasm: xmit.XmitDisasm
+    disasm: xmit.TransmitPath
     objects: dict[str, kbuild.ObjectBuild]  # check name -> its build
     tools: kbuild.SelftestsBuild
     # commit -> addresses, None: as sent
@@ -117,7 +117,7 @@ class CheckStages(TreeStages):
         # Start from a build of the base, then walk the series.
         self.checkout(tree, self.base["BASE_TAG"])
         self.build(tree, out, "build-series", ["W=1"])
-        disasm = xmit.XmitDisasm(out, xmit.disassemble(out, *xmit.SINGLE_QUEUE_XMIT))
+        disasm = xmit.TransmitPath(out)
 
         def make(args: list[str]) -> tuple[int | None, str]:
             return self.build(tree, out, "build-series", ["W=1", *args], check=False)

@@ -504,6 +504,34 @@ class XmitDisasmTest(unittest.TestCase):
         self.assertTrue(kbuild.build_broken(patchwork.Result("fail", "parent does not build: e")))
         self.assertFalse(kbuild.build_broken(patchwork.Result("pass", "no new warnings")))
 
+    def test_transmit_path_names_the_function_that_changed(self):
+        # Two functions of the path in two objects; only the second changes.
+        path = self.build / "net/sched/sch_generic.c"
+        path.parent.mkdir(parents=True)
+
+        def sched(extra):
+            path.write_text(XMIT_C.replace("dummy_xmit", "pfifo_fast_enqueue") % ("", extra))
+            subprocess.run(["gcc", "-O2", "-fno-pic", "-c", str(path), "-o",
+                            str(path.with_suffix(".o"))], check=True)
+        self.compile()
+        sched("")
+        targets = (xmit.SINGLE_QUEUE_XMIT, ("net/sched/sch_generic.o", "pfifo_fast_enqueue"))
+        check = xmit.TransmitPath(self.build, targets)
+        self.compile(before=OTHER_FN)
+        res = check("c")
+        self.assertEqual(res.status, "pass", res.details)
+        self.assertIn("2 functions as on the base", res.message)
+        sched("\tif (skb->len > 1)\n\t\tlstats_add(dev, 0);\n")
+        res = check("c")
+        self.assertEqual(res.status, "fail")
+        self.assertEqual(res.message.count("differs from the base"), 1, res.message)
+        self.assertIn("pfifo_fast_enqueue differs from the base", res.message)
+
+    def test_the_bypass_path_is_compared(self):
+        self.assertIn(("net/core/dev.o", "__dev_queue_xmit"), xmit.SAME_AS_BASE)
+        self.assertIn(("net/sched/sch_generic.o", "pfifo_fast_enqueue"), xmit.SAME_AS_BASE)
+        self.assertEqual(xmit.SAME_AS_BASE[0], xmit.SINGLE_QUEUE_XMIT)
+
     def test_normalise_drops_addresses_and_padding(self):
         text = ("0000000000000010 <dummy_xmit>:\n"
                 "  10:\tcall   15 <dummy_xmit+0x5>\n"

@@ -1,5 +1,6 @@
-"""xmit_disasm: the transmit function of a single-queue dummy after each
-patch, instruction for instruction against the base's."""
+"""xmit_disasm: the transmit code the series must leave alone after each
+patch, instruction for instruction against the base's: the single-queue
+dummy's transmit function and the qdisc bypass path pfifo_fast takes."""
 
 import difflib
 import re
@@ -11,6 +12,14 @@ from tools.series.checks.patchwork import Result
 # The transmit function of a dummy with one TX queue (the default, and the
 # module's dummy0): object in the build directory, symbol.
 SINGLE_QUEUE_XMIT = ("drivers/net/dummy.o", "dummy_xmit")
+# Every function the check compares: the default dummy's transmit (the
+# benchmark's S3 guard) and the bypass of an idle pfifo_fast, __dev_xmit_skb()
+# inlined into __dev_queue_xmit() (S2-bypass).
+SAME_AS_BASE = (SINGLE_QUEUE_XMIT,
+                ("net/core/dev.o", "__dev_queue_xmit"),
+                ("net/sched/sch_generic.o", "sch_direct_xmit"),
+                ("net/sched/sch_generic.o", "pfifo_fast_enqueue"),
+                ("net/sched/sch_generic.o", "pfifo_fast_dequeue"))
 # Alignment padding objdump shows after a function's last instruction.
 PADDING_RE = re.compile(r"^(nop[wl]?\b.*|int3|xchg\s+%ax,%ax|data16.*|cs nopw.*)$")
 
@@ -86,3 +95,23 @@ class XmitDisasm:
         diff = "\n".join(difflib.unified_diff(self.baseline, now, "base", "patch", lineterm=""))
         first = next((ln for ln in diff.splitlines()[2:] if ln[:1] in "+-"), "")
         return Result("fail", f"{func} differs from the base: {first}", diff)
+
+
+class TransmitPath:
+    """xmit_disasm: each function of `targets` after a patch against the
+    base's, the baselines read from `build` as the base build left it."""
+
+    def __init__(self, build: str | Path,
+                 targets: tuple[tuple[str, str], ...] = SAME_AS_BASE) -> None:
+        self.checks = [XmitDisasm(build, disassemble(build, obj, func), (obj, func))
+                       for obj, func in targets]
+
+    def __call__(self, commit: str) -> Result:
+        results = [check(commit) for check in self.checks]
+        bad = [r for r in results if r.status != "pass"]
+        if bad:
+            return Result("fail", "; ".join(r.message for r in bad),
+                          "\n".join(r.details for r in bad if r.details))
+        sizes = ", ".join(f"{c.target[1]} {len(c.baseline or [])}" for c in self.checks)
+        return Result("pass", f"{len(self.checks)} functions as on the base "
+                      f"(instructions: {sizes})")
