@@ -484,8 +484,10 @@ def selftest_kernel(label):
 
 SELFTESTS_DIR = "tools/testing/selftests"
 # The C programs of the installed collections that the matrix's tests run,
-# built one by one: net/lib/xdp_helper (drivers/net/queues.py check_xsk).
-KSFT_HELPERS = (("net/lib", "xdp_helper"),)
+# built one by one: (the targets that install it, its directory, its name).
+# net/lib goes with net and drivers/net; xdp_helper: drivers/net/queues.py
+# check_xsk.
+KSFT_HELPERS = ((("net", "drivers/net"), "net/lib", "xdp_helper"),)
 # On the make command line, these empty the lists of C programs and files
 # the collections' Makefiles build: "install" then copies the tests, their
 # libraries and settings, and writes kselftest-list.txt, compiling nothing.
@@ -513,11 +515,12 @@ def kselftest_install_commands(tree, build, dest, targets, lean=True):
     sdir = Path(tree) / SELFTESTS_DIR
     cmds = [["make", "-C", str(sdir), f"O={build}", f"TARGETS={' '.join(targets)}",
              f"INSTALL_PATH={dest}", *(LEAN_INSTALL if lean else ()), "install"]]
-    if lean:
-        for coll, prog in KSFT_HELPERS:
+    for with_, coll, prog in KSFT_HELPERS if lean else ():
+        if set(with_) & set(targets):
             out = Path(build) / "kselftest" / coll
             cmds.append(["make", "-C", str(sdir / coll), f"OUTPUT={out}", f"{out}/{prog}"])
-            cmds.append(["install", "-D", "-m", "755", f"{out}/{prog}", f"{dest}/{coll}/{prog}"])
+            cmds.append(["install", "-D", "-m", "755", f"{out}/{prog}",
+                         f"{dest}/{coll}/{prog}"])
     return cmds
 
 

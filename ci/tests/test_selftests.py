@@ -216,6 +216,8 @@ class KselftestInstallTest(unittest.TestCase):
         self.assertEqual(lean[1], ["make", "-C", "/t/tools/testing/selftests/net/lib",
                                    f"OUTPUT={out}", f"{out}/xdp_helper"])
         self.assertEqual(lean[2][-1], "/d/net/lib/xdp_helper")
+        # no net/lib without net or drivers/net
+        self.assertEqual(len(selftests_run.kselftest_install_commands("/t", "/b", "/d", ["mm"])), 1)
 
     def test_install_outside_the_tree(self):
         with tempfile.TemporaryDirectory() as tmp:
