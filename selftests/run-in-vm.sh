@@ -82,7 +82,12 @@ while read -r name kind cmd; do
 		limit=$((${secs:-45} + 60))
 		run=(env PATH="/usr/bin:/bin:/usr/sbin:/sbin:$PATH" "${run[@]}")
 	fi
-	timeout "$limit" "${run[@]}" > "$out/$name.out" 2> "$out/$name.stderr"
+	# stdout in append mode: the kselftest runner writes the test's
+	# prefixed lines through a file it opens again (4>>/dev/stdout), with
+	# an offset of its own; without O_APPEND on both, its own lines land
+	# over them.
+	: > "$out/$name.out"
+	timeout "$limit" "${run[@]}" >> "$out/$name.out" 2> "$out/$name.stderr"
 	rc=$?
 	seconds=$((SECONDS - start))
 	echo $rc > "$out/$name.rc"
