@@ -14,6 +14,10 @@ from ci import ktap_parse
 from ci import selftests_run
 from ci.tests.test_matrix import kernel_tree
 
+# run-in-vm.sh's outputs of net:qdisc_limit_zero.py on the base kernel, as
+# recorded (the install's path shortened to /install).
+RECORDED = Path(__file__).resolve().parent / "data/kselftest"
+
 PROG, TEST = "net.x.py", "net:x.py"
 EXPECT = {PROG: {"x.a": {"base": "pass", "patched": "pass", "why": "control: a"},
                  "x.b": {"base": "pass", "patched": "pass", "why": "control: b"}}}
@@ -142,6 +146,42 @@ class RunnerTest(unittest.TestCase):
         self.assertIn("net.x.py on base: run_kselftest.sh gave no result for net:x.py (it "
                       "started, its result never came) (exit 124 (killed by run-in-vm.sh, a "
                       "minute past the settings timeout): Terminated)", res.problems)
+
+    def test_recorded_base_run(self):
+        # The base kernel's run, judged with the project's expectations:
+        # codel and fq_codel with a zero limit fail as declared.
+        prog = "net.qdisc_limit_zero.py"
+        expect = {prog: selftests_run.load_expectations()[prog]}
+        for tree in self.trees:
+            run = selftests_run.read_program(RECORDED, prog, "kselftest", tree,
+                                             "net:qdisc_limit_zero.py")
+            res = selftests_run.judge({"base": {prog: run}}, expect, [(prog, "kselftest")],
+                                      ["base"])
+            self.assertTrue(res.ok, res.problems)
+            self.assertEqual(run.rc, 1)
+            self.assertEqual([r.status for _, r in run.ktap.results],
+                             ["pass", "fail", "fail", "pass", "pass"])
+
+    def test_runner_lines_written_over_the_test_fail(self):
+        # The runner's stdout in a file opened without O_APPEND: its own
+        # lines (offset 0 on) land over the test's, which it appends through
+        # a second open of /dev/stdout; the nested KTAP is gone, and the
+        # program fails.
+        prog = "net.qdisc_limit_zero.py"
+        text = (RECORDED / f"{prog}.ktap").read_text()
+        lines = text.splitlines(keepends=True)
+        mine = [not ln.startswith("# ") or ln.startswith(("# selftests:", "# Totals"))
+                for ln in lines]
+        own = "".join(ln for ln, m in zip(lines, mine) if m)
+        appended = "".join(ln for ln, m in zip(lines, mine) if not m)
+        garbled = own + appended[len(own):]
+        expect = {prog: selftests_run.load_expectations()[prog]}
+        run = selftests_run.read_kselftest(garbled, "", 1, "net:qdisc_limit_zero.py")
+        res = selftests_run.judge({"base": {prog: run}}, expect, [(prog, "kselftest")], ["base"])
+        self.assertFalse(res.ok)
+        self.assertIn(f"{prog} on base: no KTAP plan", res.problems)
+        self.assertIn(f"{prog}: qdisc_limit_zero.codel_limit_zero_drops on base: never ran, "
+                      "expected fail", "\n".join(res.problems))
 
     def test_nested_lines_are_the_tests_own(self):
         r = ktap_parse.parse_runner(runner_out(CLEAN, "ok", "SKIP"))
