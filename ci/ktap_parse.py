@@ -4,7 +4,9 @@ the plan and each case's diagnostics (the "#" lines before its result).
 KTAP is read with the kernel tree's tools/testing/kunit/kunit_parser.py when
 the tree is given and its interface fits (parse_results()), else by
 parse_ktap_without_tree(), which reads it the same way; tc-testing's TAP by
-parse_tdc(). ci/selftests_run.py judges what these return.
+parse_tdc(); the kselftest runner's output (run_kselftest.sh), its result
+per test and each test's own KTAP nested in it, by parse_runner().
+ci/selftests_run.py judges what these return.
 """
 
 import importlib.util
@@ -133,6 +135,63 @@ def parse_tdc(text):
         current.diag = _diag([rest])
         k.results.append((m["id"], current))
     return k
+
+
+# The kselftest runner (kselftest/runner.sh run_one()): "# selftests: DIR:
+# TEST" before a test's output, which it prefixes with "# "
+# (kselftest/prefix.pl), then "ok N selftests: DIR: TEST", with "# SKIP",
+# "# XFAIL", "# TIMEOUT S seconds" or "# exit=RC" as the case may be.
+RUNNER_HEADER_RE = re.compile(r"^# selftests: (?P<dir>\S+): (?P<test>\S+)\s*$")
+RUNNER_RESULT_RE = re.compile(r"^(?P<not>not )?ok (?P<n>\d+) selftests: (?P<dir>\S+): "
+                              r"(?P<test>\S+)\s*(?:# (?P<directive>.*?))?\s*$")
+
+
+@dataclass
+class RunnerTest:
+    """One test as the kselftest runner ran it."""
+    test: str  # COLLECTION:TEST
+    ok: bool | None = None  # None: no result line
+    directive: str = ""  # of the result line: "SKIP", "TIMEOUT 45 seconds", "exit=139"
+    lines: list = field(default_factory=list)  # its output, the runner's "# " off
+
+
+@dataclass
+class Runner:
+    """run_kselftest.sh's output: its plan and its tests in order."""
+    plan: int | None = None
+    tests: list = field(default_factory=list)  # [RunnerTest]
+
+
+def parse_runner(text):
+    """Runner of the kselftest runner's output. A test's lines are those
+    between its "# selftests: DIR: TEST" header and its result line, each
+    with the "# " the runner put before it taken off (a line that has none
+    is kept as it is); what the runner prints between tests (its timeout
+    note, its totals) is not a test's."""
+    r = Runner()
+    current = None
+    for raw in text.splitlines():
+        line = ANSI_RE.sub("", raw).rstrip()
+        if r.plan is None and (m := PLAN_RE.match(line)):
+            r.plan = int(m[1])
+            continue
+        if m := RUNNER_HEADER_RE.match(line):
+            current = RunnerTest(f"{m['dir']}:{m['test']}")
+            r.tests.append(current)
+            continue
+        if m := RUNNER_RESULT_RE.match(line):
+            test = f"{m['dir']}:{m['test']}"
+            if current is None or current.test != test or current.ok is not None:
+                current = RunnerTest(test)  # a result without its header
+                r.tests.append(current)
+            current.ok = not m["not"]
+            current.directive = (m["directive"] or "").strip()
+            current = None
+            continue
+        if current is not None:
+            current.lines.append(line[2:] if line.startswith("# ") else
+                                 "" if line == "#" else line)
+    return r
 
 
 _KUNIT = {}

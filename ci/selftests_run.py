@@ -15,6 +15,13 @@ well as a test failing on the patched one. Besides:
   ran each fail the stage, named;
 - cases expected to pass on every kernel are controls, labelled so in the
   matrix and in the report;
+- the tree's Python kselftests (kind "kselftest") are installed on the host
+  with the kselftest make (install_kselftests()) and run in the VM by the
+  kselftest runner, as netdev CI runs them: their cases are read from the
+  test's KTAP nested in the runner's, and the runner's result line counts
+  too: a test the installed list lacks (not in its Makefile), one killed
+  at its settings timeout, one the runner could not start, or an exit code
+  its cases do not imply fail the stage, named;
 - the tree's tc-testing (kind "tdc") is judged case by case too, its cases
   named by their tdc id: a listed case as expectations.json says, every
   other case must pass on every kernel; all cases skipped, no plan, or an
@@ -28,12 +35,15 @@ import errno
 import json
 import os
 import re
+import shutil
 import subprocess
+import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from ci import report
-from ci.ktap_parse import Ktap, parse_results, parse_tdc
+from ci.ktap_parse import Ktap, parse_results, parse_runner, parse_tdc
+from common.cache import cache_dir
 from common.programs import PROGRAMS_TXT, read_programs
 from ci import vm
 
@@ -84,11 +94,18 @@ def rc_problem(rc, kind, statuses):
     return f"unexpected {what}: its results imply exit {implied}"
 
 
-def program_problems(kind, ktap, rc):
-    """Problems with a program as a whole: exit code, plan, duplicates."""
+def program_problems(kind, ktap, rc, runner=None):
+    """Problems with a program as a whole: exit code, plan, duplicates.
+    runner: the kselftest runner's problems with the test (a kselftest
+    program's, see read_kselftest()), None for the other kinds. A test the
+    runner gave no result for has those only; one it ended without an exit
+    code of the test's own (a timeout) has no exit code to judge."""
     statuses = [r.status for _, r in ktap.results]
-    probs = []
-    if err := rc_problem(rc, kind, statuses):
+    probs = list(runner or [])
+    if runner is not None and rc is None:
+        if not ktap.plan and not ktap.results:
+            return probs
+    elif err := rc_problem(rc, kind, statuses):
         probs.append(err)
     if ktap.plan is None:
         probs.append("no KTAP plan")
@@ -206,13 +223,16 @@ def programs(path=PROGRAMS_TXT):
 class ProgramRun:
     """What one program left in the VM's results directory."""
     kind: str
-    rc: int | None  # None: no exit code recorded
+    rc: int | None  # None: no exit code recorded (kselftest: none of the test's own)
     ktap: Ktap = field(default_factory=Ktap)
     seconds: int | None = None  # wall time, from run-in-vm.sh
+    runner: list | None = None  # kselftest: the runner's problems with the test
 
 
-def read_program(shared_dir, prog, kind, tree=""):
-    """The ProgramRun of prog from shared_dir (run-in-vm.sh's OUT/<name>.{ktap,rc,out,stderr})."""
+def read_program(shared_dir, prog, kind, tree="", test=""):
+    """The ProgramRun of prog from shared_dir (run-in-vm.sh's
+    OUT/<name>.{ktap,rc,out,stderr}); test: a kselftest program's
+    COLLECTION:TEST (read_kselftest())."""
     shared_dir = Path(shared_dir)
 
     def text(ext):
@@ -229,7 +249,82 @@ def read_program(shared_dir, prog, kind, tree=""):
         seconds = None
     if kind == "tdc":
         return ProgramRun(kind, rc, parse_tdc(text("ktap")), seconds)
+    if kind == "kselftest":
+        run = read_kselftest(text("ktap"), text("stderr"), rc, test, tree)
+        run.seconds = seconds
+        return run
     return ProgramRun(kind, rc, parse_results(text("ktap"), tree), seconds)
+
+
+NO_SUCH_TEST_RE = re.compile(r"No such test '([^']*)'")
+TIMEOUT_RE = re.compile(r"^TIMEOUT (\d+) seconds$")
+EXIT_RE = re.compile(r"^exit=(\d+)$")
+# The exit code of the test that the runner's result line implies.
+RUNNER_RC = {"": 0, "SKIP": 4, "XFAIL": 2}
+
+
+def read_kselftest(out, stderr, rc, test, tree=""):
+    """ProgramRun of a kselftest program: out, stderr and rc those of the
+    runner (run_kselftest.sh -t test, or drv-net-dummy.sh around it). Its
+    ktap is the test's own KTAP, nested in the runner's; its rc the test's
+    exit code as the runner's result line gives it (None where it gives
+    none); its runner the runner's problems with the test:
+
+    - run_kselftest.sh exits 1 before any KTAP with "No such test" when the
+      installed kselftest-list.txt lacks the test (its Makefile does not
+      list it);
+    - "# TIMEOUT S seconds": the runner killed the test at its timeout (the
+      collection's settings, 45 s without one);
+    - "not ok" with no exit code: the runner could not run the test (a
+      file missing or not executable);
+    - no result for the test, another test than the one asked for, more
+      than one result, or a runner exit code its result does not imply.
+    """
+    runner = parse_runner(out)
+    what = f"exit {rc}" if rc is not None else "no exit code"
+    if rc == 124:
+        what += " (killed by run-in-vm.sh, a minute past the settings timeout)"
+    err = [ln.strip() for ln in stderr.splitlines() if ln.strip()]
+    if (m := NO_SUCH_TEST_RE.search(stderr)) and runner.plan is None:
+        return ProgramRun("kselftest", None, Ktap(), runner=[
+            f"not in the installed kselftest-list.txt: run_kselftest.sh: No such test "
+            f"'{m[1]}' ({what}); its Makefile does not list it (TEST_PROGS)"])
+    mine = [t for t in runner.tests if t.test == test] if test else runner.tests
+    probs = [f"run_kselftest.sh ran {t.test}, not {test}" for t in runner.tests
+             if test and t.test != test]
+    if runner.tests and runner.plan != len(runner.tests):
+        probs.append(f"run_kselftest.sh: plan {runner.plan and f'1..{runner.plan}'} but "
+                     f"{len(runner.tests)} test(s)")
+    if len(mine) > 1:
+        probs.append(f"run_kselftest.sh ran {test} {len(mine)} times")
+    done = next((t for t in mine if t.ok is not None), None)
+    if done is None:
+        why = f": {err[-1]}" if err else ""
+        started = " (it started, its result never came)" if mine else ""
+        return ProgramRun("kselftest", None,
+                          parse_results("\n".join(mine[0].lines), tree) if mine else Ktap(),
+                          runner=probs + [f"run_kselftest.sh gave no result for "
+                                          f"{test or 'the test'}{started} ({what}{why})"])
+    ktap = parse_results("\n".join(done.lines), tree)
+    if rc is not None and rc != (0 if done.ok else 1):
+        probs.append(f"run_kselftest.sh {what}, its result ({'ok' if done.ok else 'not ok'}) "
+                     f"implies exit {0 if done.ok else 1}")
+    test_rc = None
+    if m := TIMEOUT_RE.match(done.directive):
+        probs.append(f"{done.test} timed out: run_kselftest.sh killed it after {m[1]} s, "
+                     f"the timeout of {done.test.split(':')[0]}/settings")
+    elif m := EXIT_RE.match(done.directive):
+        test_rc = int(m[1])
+    elif done.ok and done.directive in RUNNER_RC:
+        test_rc = RUNNER_RC[done.directive]
+    elif not done.ok and not done.directive:
+        said = [ln for ln in done.lines if ln.startswith("Warning:")]
+        probs.append(f"run_kselftest.sh could not run {done.test}"
+                     + (f": {'; '.join(said)}" if said else ""))
+    else:
+        probs.append(f"run_kselftest.sh: unknown result for {done.test}: "
+                     f"{'ok' if done.ok else 'not ok'} # {done.directive}")
+    return ProgramRun("kselftest", test_rc, ktap, runner=probs)
 
 
 def judge_case(entry, label, got, control=False):
@@ -299,7 +394,7 @@ def judge(runs, expect, progs, labels, problems=None, listed_only=()):
             run = runs.get(label, {}).get(prog)
             if run is None:
                 continue
-            probs = program_problems(kind, run.ktap, run.rc)
+            probs = program_problems(kind, run.ktap, run.rc, run.runner)
             plan = "no plan" if run.ktap.plan is None else f"plan 1..{run.ktap.plan}"
             out.cases.append(report.Case(
                 f"selftests.{label}", f"{prog}: exit code and plan", "fail" if probs else "pass",
@@ -387,22 +482,70 @@ def selftest_kernel(label):
     return "base" if label == "base" else "patched"
 
 
-XDP_HELPER = "tools/testing/selftests/net/lib/xdp_helper"
+SELFTESTS_DIR = "tools/testing/selftests"
+# The C programs of the installed collections that the matrix's tests run,
+# built one by one: (the targets that install it, its directory, its name).
+# net/lib goes with net and drivers/net; xdp_helper: drivers/net/queues.py
+# check_xsk.
+KSFT_HELPERS = ((("net", "drivers/net"), "net/lib", "xdp_helper"),)
+# On the make command line, these empty the lists of C programs and files
+# the collections' Makefiles build: "install" then copies the tests, their
+# libraries and settings, and writes kselftest-list.txt, compiling nothing.
+LEAN_INSTALL = ("TEST_GEN_PROGS=", "TEST_GEN_PROGS_EXTENDED=", "TEST_GEN_FILES=",
+                "TEST_CUSTOM_PROGS=")
 
 
-def build_tree_helpers(tree, log=print):
-    """The binaries the tree's Python selftests run, which the VM, with the
-    tree read-only, cannot build: net/lib/xdp_helper (drivers/net/queues.py
-    check_xsk). Built on the host once; a failure is named, not hidden."""
-    src = Path(tree) / f"{XDP_HELPER}.c"
-    out = Path(tree) / XDP_HELPER
-    if not tree or not src.is_file() or out.is_file():
-        return
-    log(f"  building {XDP_HELPER} for the tree's drivers/net selftests")
-    res = subprocess.run(["gcc", "-O2", "-Wall", "-o", str(out), str(src)],
-                         capture_output=True, text=True)
-    if res.returncode:
-        raise RuntimeError(f"cannot build {XDP_HELPER}: {res.stderr.strip()[:300]}")
+def kselftest_collections(progs, tests):
+    """The collections (make TARGETS) of the kselftest programs of progs,
+    in order; tests: {program: COLLECTION:TEST}."""
+    out = []
+    for prog, kind in progs:
+        coll = tests.get(prog, "").partition(":")[0] if kind == "kselftest" else ""
+        if coll and coll not in out:
+            out.append(coll)
+    return out
+
+
+def kselftest_install_commands(tree, build, dest, targets, lean=True):
+    """The make commands that install the tree's selftests of targets into
+    dest, as netdev CI installs them (make -C tools/testing/selftests
+    TARGETS=... install), objects under build (O=), outside the tree.
+    lean: without the C programs (LEAN_INSTALL), KSFT_HELPERS then built
+    on their own (their collection's Makefile rule) and copied in."""
+    sdir = Path(tree) / SELFTESTS_DIR
+    cmds = [["make", "-C", str(sdir), f"O={build}", f"TARGETS={' '.join(targets)}",
+             f"INSTALL_PATH={dest}", *(LEAN_INSTALL if lean else ()), "install"]]
+    for with_, coll, prog in KSFT_HELPERS if lean else ():
+        if set(with_) & set(targets):
+            out = Path(build) / "kselftest" / coll
+            cmds.append(["make", "-C", str(sdir / coll), f"OUTPUT={out}", f"{out}/{prog}"])
+            cmds.append(["install", "-D", "-m", "755", f"{out}/{prog}",
+                         f"{dest}/{coll}/{prog}"])
+    return cmds
+
+
+def install_kselftests(tree, root, targets, log=print, lean=True):
+    """(install directory, seconds): the tree's selftests of targets
+    installed into root/install (emptied first), built in root/build;
+    the tree itself is not written. A failing command is a RuntimeError
+    naming it; a test the installed list lacks is the VM's to find (the
+    runner refuses it, as netdev CI's would)."""
+    root = Path(root)
+    dest, build = root / "install", root / "build"
+    shutil.rmtree(dest, ignore_errors=True)
+    build.mkdir(parents=True, exist_ok=True)
+    start = time.monotonic()
+    log(f"  installing the tree's selftests ({' '.join(targets)}) into {dest}"
+        + ("" if lean else ", every C program built"))
+    for cmd in kselftest_install_commands(Path(tree).resolve(), build, dest, targets, lean):
+        res = subprocess.run(cmd, capture_output=True, text=True)
+        if res.returncode:
+            tail = " | ".join((res.stdout + res.stderr).strip().splitlines()[-6:])
+            raise RuntimeError(f"selftests install: {' '.join(cmd)} exited "
+                               f"{res.returncode}: {tail}")
+    if not (dest / "run_kselftest.sh").is_file():
+        raise RuntimeError(f"selftests install: no run_kselftest.sh in {dest}")
+    return dest, time.monotonic() - start
 
 
 def tdc_subset(expect, progs, label, labels):
@@ -419,9 +562,13 @@ def tdc_subset(expect, progs, label, labels):
 
 
 def run_matrix(kernels, outdir, bindir=ROOT / "build/cxx", tree="", timeout=1800, log=print,
-               expect=None, progs=None, churn_seconds=20, before=None, after=None):
+               expect=None, progs=None, churn_seconds=20, before=None, after=None,
+               ksft_root=None):
     """kernels: {label: build_dir}. Boots each, runs the programs and judges
     them (expect, progs: expectations.json and programs.txt unless given).
+    With kselftest programs among them, the tree's selftests are installed
+    first (install_kselftests(), under ksft_root, by default the cache's
+    kselftest/<outdir's name>).
     The VM's runner gets SELFTEST_KERNEL (selftest_kernel()) for its
     programs. before, after: functions of a kernel's results directory giving a shell
     command the VM runs before and after the programs (the debug kernels'
@@ -431,7 +578,13 @@ def run_matrix(kernels, outdir, bindir=ROOT / "build/cxx", tree="", timeout=1800
     # Programs given: the VM runs only those.
     only = f" --only={','.join(p for p, _ in progs)}" if progs is not None else ""
     progs = programs() if progs is None else progs
-    build_tree_helpers(tree, log)
+    tests = {p.name: p.kselftest for p in read_programs() if p.kind == "kselftest"}
+    ksft, install_note = "", ""
+    if targets := kselftest_collections(progs, tests):
+        root = ksft_root or cache_dir() / "kselftest" / Path(outdir).name
+        ksft, secs = install_kselftests(tree, root, targets, log)
+        install_note = f"\nselftests installed ({' '.join(targets)}) in {secs:.0f} s: {ksft}"
+        log(install_note.strip())
     runs, boot_cases, problems, listed_only = {}, [], [], []
     for label, build in kernels.items():
         shared_dir = Path(outdir) / label
@@ -441,7 +594,8 @@ def run_matrix(kernels, outdir, bindir=ROOT / "build/cxx", tree="", timeout=1800
             listed_only.append(label)
         cmd = (f"{subset}SELFTEST_KERNEL={selftest_kernel(label)} "
                f"CHURN_SECONDS={int(churn_seconds)} "
-               f"bash {ROOT}/selftests/run-in-vm.sh {shared_dir} {bindir} {tree}{only}")
+               f"bash {ROOT}/selftests/run-in-vm.sh {shared_dir} {bindir} {tree}{only}"
+               + (f" --kselftests={ksft}" if ksft else ""))
         if before or after:
             cmd = (f"{before(shared_dir) + '; ' if before else ''}{cmd}; rc=$?; "
                    f"{after(shared_dir) + '; ' if after else ''}(exit $rc)")
@@ -459,7 +613,9 @@ def run_matrix(kernels, outdir, bindir=ROOT / "build/cxx", tree="", timeout=1800
                             f"({(shared_dir / 'no-timers').read_text().strip()}): the runner's "
                             "900 s limit per program and ping's -W never fire "
                             "(CONFIG_POSIX_TIMERS, kernel/configs/vng.config)")
-        runs[label] = {prog: read_program(shared_dir, prog, kind, tree) for prog, kind in progs}
+        runs[label] = {prog: read_program(shared_dir, prog, kind, tree, tests.get(prog, ""))
+                       for prog, kind in progs}
     out = judge(runs, expect, progs, list(kernels), problems, listed_only)
     out.cases = boot_cases + out.cases
+    out.matrix += install_note
     return out

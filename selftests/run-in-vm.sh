@@ -4,7 +4,9 @@
 # code to OUT/<name>.rc and its wall time in seconds to OUT/<name>.seconds.
 # Exits 0 when all ran; judging is done on the host.
 # Usage: SELFTEST_KERNEL=base|patched run-in-vm.sh OUT BINDIR [KERNEL_TREE] [--only=NAME,NAME...]
-# (--only: run just those programs, e.g. on a stable tree)
+#        [--kselftests=DIR]
+# (--only: run just those programs, e.g. on a stable tree; --kselftests: the
+# tree's selftests as installed on the host, @KSFT@ of programs.txt)
 # SELFTEST_KERNEL: the tree the kernel under test is built from, given by the
 # host (ci/selftests_run.py run_matrix()) and exported to every program.
 #
@@ -15,10 +17,11 @@
 # the initial namespace's /sys/class/net), with tracefs and debugfs under it.
 # Whatever devices a program leaves go with its namespace.
 set -uo pipefail
-out=$1 bindir=$2 kernel_tree='' only=''
+out=$1 bindir=$2 kernel_tree='' only='' ksft=''
 for arg in "${@:3}"; do
 	case "$arg" in
 	--only=*) only=${arg#--only=} ;;
+	--kselftests=*) ksft=${arg#--kselftests=} ;;
 	*) kernel_tree=$arg ;;
 	esac
 done
@@ -54,10 +57,12 @@ while read -r name kind cmd; do
 	[ -z "$only" ] || [[ ",$only," == *",$name,"* ]] || continue
 	cmd=${cmd//@BIN@/$bindir}
 	cmd=${cmd//@TREE@/$kernel_tree}
+	cmd=${cmd//@KSFT@/$ksft}
 	cmd=${cmd//@SELFTESTS@/$here}
 	cmd=${cmd//@CHURN_SECONDS@/${CHURN_SECONDS:-20}}
 	echo "### running $name: $cmd"
 	start=$SECONDS
+	limit=900
 	if [ "$kind" = tdc ]; then
 		# tdc makes a netns of its own for each case and puts the peer of
 		# its veth in /proc/1/ns/net, where it then looks for it: it runs
@@ -66,7 +71,23 @@ while read -r name kind cmd; do
 	else
 		run=(unshare --net --mount -- bash -c "$in_netns" _ "$cmd")
 	fi
-	timeout 900 "${run[@]}" > "$out/$name.out" 2> "$out/$name.stderr"
+	if [ "$kind" = kselftest ]; then
+		# The runner kills the test at its collection's settings timeout
+		# (45 s without one) and says so: this limit is a minute past it.
+		# Its Python tests run by "#!/usr/bin/env python3": Debian's
+		# (python3-yaml, pyroute2), as tc-testing.sh's.
+		test=$(grep -oE '[[:alnum:]_][[:alnum:]_/.-]*:[[:alnum:]_.-]+' <<< "$cmd" | head -n 1)
+		settings=$ksft/${test%%:*}/settings
+		secs=$(sed -n 's/^timeout=\([0-9]*\)$/\1/p' "$settings" 2> /dev/null | tail -n 1)
+		limit=$((${secs:-45} + 60))
+		run=(env PATH="/usr/bin:/bin:/usr/sbin:/sbin:$PATH" "${run[@]}")
+	fi
+	# stdout in append mode: the kselftest runner writes the test's
+	# prefixed lines through a file it opens again (4>>/dev/stdout), with
+	# an offset of its own; without O_APPEND on both, its own lines land
+	# over them.
+	: > "$out/$name.out"
+	timeout "$limit" "${run[@]}" >> "$out/$name.out" 2> "$out/$name.stderr"
 	rc=$?
 	seconds=$((SECONDS - start))
 	echo $rc > "$out/$name.rc"

@@ -67,7 +67,7 @@ class ExpectationsTest(unittest.TestCase):
     def test_every_program_is_listed(self):
         self.assertEqual(set(self.expect) - set(self.progs), set(),
                          "expectations for programs that programs.txt does not run")
-        self.assertEqual({k for k in self.progs.values()}, {"ktap", "tdc"})
+        self.assertEqual({k for k in self.progs.values()}, {"ktap", "kselftest", "tdc"})
 
     def test_entries_are_well_formed(self):
         for prog, cases in self.expect.items():
@@ -132,33 +132,45 @@ class ExpectationsTest(unittest.TestCase):
             if not prog.endswith(".py"):
                 continue
             with self.subTest(prog=prog):
-                self.assertEqual(kind, "ktap")
+                self.assertEqual(kind, "kselftest")
                 stem = prog[:-3].rsplit(".", 1)[-1]
                 self.assertTrue(self.expect.get(prog))
                 for case in self.expect[prog]:
                     self.assertRegex(case, rf"^{re.escape(stem)}\.\w+(\.\w+)?$")
 
     def test_python_kselftest_commands(self):
+        # The tree's Python kselftests run through the kselftest runner, as
+        # COLLECTION:TEST of their name ("drivers.net.stats.py-txq4":
+        # drivers/net:stats.py); the drivers/net ones on a dummy.
         for prog in read_programs():
             name, cmd = prog.name, prog.command
-            if not name.endswith(".py"):
+            if ".py" not in name:
                 continue
             with self.subTest(prog=name):
-                path, script = name[:-3].rsplit(".", 1)
-                self.assertIn(f"cd @TREE@/tools/testing/selftests/{path.replace('.', '/')} && "
-                              f"./{script}.py", cmd)
+                path, script = name.split(".py")[0].rsplit(".", 1)
+                test = f"{path.replace('.', '/')}:{script}.py"
+                self.assertEqual(prog.kselftest, test)
+                if path.startswith("drivers."):
+                    self.assertTrue(cmd.startswith(f"@SELFTESTS@/drv-net-dummy.sh @KSFT@ {test} "),
+                                    cmd)
+                else:
+                    self.assertEqual(cmd, f"@KSFT@/run_kselftest.sh -t {test}")
 
     def test_programs_txt_kinds(self):
-        # ktap and tdc only: a program of another kind (the old "exit") or
-        # without a command is refused, naming the line.
-        self.assertEqual({p.kind for p in read_programs()}, {"ktap", "tdc"})
+        # ktap, kselftest and tdc only: a program of another kind (the old
+        # "exit"), one without a command, or a kselftest program naming no
+        # COLLECTION:TEST is refused, naming the line.
+        self.assertEqual({p.kind for p in read_programs()}, {"ktap", "kselftest", "tdc"})
         with tempfile.TemporaryDirectory() as tmp:
-            for bad in ("legacy.sh exit ./legacy.sh\n", "a ktap\n"):
+            for bad in ("legacy.sh exit ./legacy.sh\n", "a ktap\n",
+                        "x.py kselftest @KSFT@/run_kselftest.sh -t x.py\n"):
                 with self.subTest(bad=bad):
                     f = Path(tmp) / "programs.txt"
                     f.write_text("# comment\n\nok ktap ./ok\n" + bad)
                     with self.assertRaisesRegex(ValueError, r"programs.txt:4: "):
                         read_programs(f)
+            f.write_text("k kselftest @SELFTESTS@/wrap.sh @KSFT@ drivers/net:s.py 4\n")
+            self.assertEqual(read_programs(f)[0].kselftest, "drivers/net:s.py")
 
     def test_listed_cases_of_judged_programs(self):
         progs = [("a", "ktap"), ("t", "tdc")]
@@ -167,23 +179,83 @@ class ExpectationsTest(unittest.TestCase):
                          {("a", "x"), ("a", "y"), ("t", "z")})
 
 
-class TreeHelpersTest(unittest.TestCase):
-    """xdp_helper is built on the host before the VM boots; without its
-    source nothing happens; a build error is named."""
+FAKE_TOP_MAKEFILE = """\
+install:
+\tmkdir -p $(O) $(INSTALL_PATH)/net
+\techo '$(TARGETS) $(TEST_GEN_PROGS)' > $(INSTALL_PATH)/targets
+\ttouch $(INSTALL_PATH)/run_kselftest.sh
+"""
+FAKE_LIB_MAKEFILE = """\
+$(OUTPUT)/xdp_helper:
+\tmkdir -p $(OUTPUT) && echo helper > $@
+"""
 
-    def test_build_skip_and_failure(self):
-        import tempfile
+
+class KselftestInstallTest(unittest.TestCase):
+    """The tree's selftests are installed on the host by the kselftest make,
+    outside the tree; the lean install builds no C program but the helpers
+    the tests run; a failing make is named."""
+
+    def fake_tree(self, tmp, top=FAKE_TOP_MAKEFILE):
+        sdir = Path(tmp) / "tree" / selftests_run.SELFTESTS_DIR
+        (sdir / "net/lib").mkdir(parents=True)
+        (sdir / "Makefile").write_text(top)
+        (sdir / "net/lib/Makefile").write_text(FAKE_LIB_MAKEFILE)
+        return Path(tmp) / "tree"
+
+    def test_commands(self):
+        full, = selftests_run.kselftest_install_commands("/t", "/b", "/d", ["net", "drivers/net"],
+                                                         lean=False)
+        self.assertEqual(full, ["make", "-C", "/t/tools/testing/selftests", "O=/b",
+                                "TARGETS=net drivers/net", "INSTALL_PATH=/d", "install"])
+        lean = selftests_run.kselftest_install_commands("/t", "/b", "/d", ["net"])
+        self.assertEqual(lean[0], [*full[:4], "TARGETS=net", "INSTALL_PATH=/d",
+                                   *selftests_run.LEAN_INSTALL, "install"])
+        self.assertIn("TEST_GEN_PROGS=", lean[0])
+        out = "/b/kselftest/net/lib"
+        self.assertEqual(lean[1], ["make", "-C", "/t/tools/testing/selftests/net/lib",
+                                   f"OUTPUT={out}", f"{out}/xdp_helper"])
+        self.assertEqual(lean[2][-1], "/d/net/lib/xdp_helper")
+        # no net/lib without net or drivers/net
+        self.assertEqual(len(selftests_run.kselftest_install_commands("/t", "/b", "/d", ["mm"])), 1)
+
+    def test_install_outside_the_tree(self):
         with tempfile.TemporaryDirectory() as tmp:
-            selftests_run.build_tree_helpers(tmp, log=lambda m: None)  # no source: no-op
-            src = Path(tmp) / (selftests_run.XDP_HELPER + ".c")
-            src.parent.mkdir(parents=True)
-            src.write_text("int main(void) { return 0; }\n")
-            selftests_run.build_tree_helpers(tmp, log=lambda m: None)
-            self.assertTrue((Path(tmp) / selftests_run.XDP_HELPER).is_file())
-            (Path(tmp) / selftests_run.XDP_HELPER).unlink()
-            src.write_text("int main(void) { return }\n")
-            with self.assertRaisesRegex(RuntimeError, "cannot build .*xdp_helper"):
-                selftests_run.build_tree_helpers(tmp, log=lambda m: None)
+            tree = self.fake_tree(tmp)
+            before = sorted(p for p in tree.rglob("*"))
+            dest, secs = selftests_run.install_kselftests(tree, Path(tmp) / "root",
+                                                          ["net", "drivers/net"],
+                                                          log=lambda m: None)
+            self.assertEqual(dest, Path(tmp) / "root/install")
+            self.assertEqual((dest / "targets").read_text().strip(), "net drivers/net")
+            self.assertEqual((dest / "net/lib/xdp_helper").read_text(), "helper\n")
+            self.assertEqual(sorted(p for p in tree.rglob("*")), before)
+            self.assertGreaterEqual(secs, 0)
+            # a second install starts from an empty directory
+            (dest / "stale.py").write_text("")
+            selftests_run.install_kselftests(tree, Path(tmp) / "root", ["net"],
+                                             log=lambda m: None)
+            self.assertFalse((dest / "stale.py").exists())
+
+    def test_failures_are_named(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            tree = self.fake_tree(tmp, "install:\n\t@echo no rule for net >&2; false\n")
+            with self.assertRaisesRegex(RuntimeError, r"selftests install: make -C .* exited 2: "
+                                                      r".*no rule for net"):
+                selftests_run.install_kselftests(tree, Path(tmp) / "root", ["net"],
+                                                 log=lambda m: None)
+            tree2 = Path(tmp) / "t2"
+            tree = self.fake_tree(tree2, "install:\n\tmkdir -p $(INSTALL_PATH)\n")
+            with self.assertRaisesRegex(RuntimeError, "no run_kselftest.sh"):
+                selftests_run.install_kselftests(tree, Path(tmp) / "root", ["net"],
+                                                 log=lambda m: None)
+
+    def test_collections_of_the_programs(self):
+        tests = {"a.py": "net:a.py", "b": "drivers/net:b.py", "c": "net:c.py"}
+        progs = [("x", "ktap"), ("a.py", "kselftest"), ("b", "kselftest"), ("c", "kselftest"),
+                 ("t", "tdc")]
+        self.assertEqual(selftests_run.kselftest_collections(progs, tests), ["net", "drivers/net"])
+        self.assertEqual(selftests_run.kselftest_collections([("x", "ktap")], tests), [])
 
 
 if __name__ == "__main__":

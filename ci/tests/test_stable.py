@@ -191,8 +191,8 @@ class StableTest(unittest.TestCase):
 
     def test_vm_plan_refuses_a_selftest_stable_does_not_take(self):
         programs = self.tmp / "programs.txt"
-        programs.write_text("sched_ten.py  ktap  cd @TREE@/tools/testing/selftests/net && "
-                            "./sched_ten.py\nown  ktap  @BIN@/selftests/own\n")
+        programs.write_text("sched_ten.py  kselftest  @KSFT@/run_kselftest.sh -t net:sched_ten.py"
+                            "\nown  ktap  @BIN@/selftests/own\n")
         expectations = self.tmp / "expectations.json"
         expectations.write_text(json.dumps({"own": {"a": {"base": "fail", "patched": "pass"}}}))
         plan = self.tmp / "stable.json"

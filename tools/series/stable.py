@@ -41,7 +41,6 @@ SELFTESTS = ROOT / "selftests"
 BRANCH_PREFIX = "stable/"
 FIXES_RE = re.compile(r"^Fixes: \S.*$", re.M)
 NEW_FILE_RE = re.compile(r"^diff --git a/\S+ b/(\S+)\nnew file mode", re.M)
-TREE_PROG_RE = re.compile(r"cd @TREE@/(\S+) && \./(\S+)")
 HUNK_RE = re.compile(r"^@@ -(\d+)(?:,(\d+))? \+\d+(?:,\d+)? @@.*$")
 DIFF_RE = re.compile(r"^diff --git a/(\S+) b/(\S+)$")
 
@@ -297,7 +296,9 @@ def vm_plan(version: str, plan: str | Path = SELFTESTS / "stable.json",
         raise StableError(f"{plan}: no programs for stable {version}")
     listed = read_programs(programs)
     kinds = {p.name: p.kind for p in listed}
-    commands = {p.name: p.command for p in listed}
+    # The tree's selftest a kselftest program runs (COLLECTION:TEST):
+    # tools/testing/selftests/COLLECTION/TEST in the tree.
+    tests = {p.name: p.kselftest.replace(":", "/") for p in listed}
     names = spec["programs"][version]
     unknown = [n for n in names if n not in kinds]
     if unknown:
@@ -305,8 +306,7 @@ def vm_plan(version: str, plan: str | Path = SELFTESTS / "stable.json",
                           f"{', '.join(unknown)}")
     added = added_without_fix(net)
     for n in names:
-        m = TREE_PROG_RE.search(commands[n])
-        path = f"{m[1]}/{m[2]}" if m else None
+        path = f"tools/testing/selftests/{tests[n]}" if tests[n] else None
         if path in added:
             raise StableError(f"{plan}: stable {version} runs {n}, but {path} comes with "
                               f"{shown(added[path])}, which has no Fixes: tag: stable does "
