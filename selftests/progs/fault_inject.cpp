@@ -183,8 +183,10 @@ Request channels(std::string name, Counts from, Counts to)
 {
     Request r;
     r.name = std::move(name);
+    // dummy_set_channels() tail-calls netif_set_real_num_queues(): by the time anything
+    // allocates, the module's frame has left the stack, and the focus is the callee.
     r.focus = [](const Symbols &s) {
-        return s.module("dummy");
+        return s.function("netif_set_real_num_queues");
     };
     // The socket and the family id before the faults.
     r.setup = [from] {
@@ -517,9 +519,9 @@ int run(int argc, char **argv)
         ksft::add_step("faults", req.name,
                        [&req] {
                            FaultEnv &env = fault_env();
-                           const CaseResult r = env.skip.empty() ? run_request(env.syms, *env.nth,
-                                                                               env.leaks, req)
-                                                                 : CaseResult::skip(env.skip);
+                           const CaseResult r = env.skip.empty()
+                                                        ? run_request(*env.nth, env.leaks, req)
+                                                        : CaseResult::skip(env.skip);
                            if (--steps_left == 0 && env.skip.empty())
                                finish_table();
                            ksft::report(r);

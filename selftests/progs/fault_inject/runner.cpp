@@ -25,7 +25,7 @@ std::optional<unsigned> count_sites(const FailNth &nth, const Request &req, std:
     return kBig - left;
 }
 
-CaseResult run_request(const Symbols &syms, const FailNth &nth, Kmemleak &leaks, Request &req)
+CaseResult run_request(const FailNth &nth, Kmemleak &leaks, Request &req)
 {
     Row row;
     row.request = req.name;
@@ -45,6 +45,11 @@ CaseResult run_request(const Symbols &syms, const FailNth &nth, Kmemleak &leaks,
     };
     if (std::string err = req.setup(); !err.empty())
         return finish(CaseResult::fail(concat("setup: ", err)));
+    // The symbols as the setup left them: it may have loaded the module the focus
+    // names (dummy, sch_*), which was not there when the program started.
+    Symbols syms;
+    if (!syms.load())
+        return finish(CaseResult::fail("no text symbols in /proc/kallsyms"));
 
     const Range ack = syms.function("netlink_ack");
     const Range whole = syms.span("netlink_sendmsg", "netlink_recvmsg");

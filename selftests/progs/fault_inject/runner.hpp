@@ -40,7 +40,7 @@ extern std::vector<Row> g_rows;
 // Sites of one faultless run of the request under the current filter.
 std::optional<unsigned> count_sites(const FailNth &nth, const Request &req, std::string &err);
 
-CaseResult run_request(const Symbols &syms, const FailNth &nth, Kmemleak &leaks, Request &req);
+CaseResult run_request(const FailNth &nth, Kmemleak &leaks, Request &req);
 
 std::string table();
 
