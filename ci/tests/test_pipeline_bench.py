@@ -90,6 +90,13 @@ class RealComparisonsTest(unittest.TestCase):
         self.assertIn("inconclusive, a guard", cases["S3"].message)
         self.assertEqual(cases["S2-restore"].status, "fail")
         self.assertIn("inconclusive after 7 repetitions", cases["S2-restore"].message)
+        # The report's summary line counts the guard apart from the failing target.
+        from tools.bench import bench_report
+        rows = bench_stats.summarize(self.runs({
+            "s3_default": [0.9, 1.05, 0.95, 1.0, 0.92, 1.03, 0.96],
+            "s2_fq_codel_after_filter": restore, "s2_fq_codel_fresh": restore}))
+        line = bench_report.verdict_lines(rows, bench_stats.BOOTSTRAP)[0]
+        self.assertIn("1 inconclusive (S2-restore); 1 guard(s) inconclusive, passing (S3)", line)
 
     def test_sink_rows_report_whatever_the_ratio(self):
         cases, not_met = self.cases({"sink_veth_mq": [0.3] * 7, "sink_nsim_mq_xps": [0.6] * 7})

@@ -125,12 +125,16 @@ def verdict_lines(summary, boot):
     targeted = [r for r in summary if r.get("verdict")]
     if not targeted:
         return []
-    count = {v: [r["key"] for r in targeted if r["verdict"] == v]
+    count = {v: [r["key"] for r in targeted if r["verdict"] == v and not
+                 (v == "inconclusive" and r.get("guard"))]
              for v in ("met", "not met", "inconclusive")}
+    guards = [r["key"] for r in targeted if r["verdict"] == "inconclusive" and r.get("guard")]
     return [f"Targets: {len(count['met'])} met, {len(count['not met'])} not met"
             + (f" ({', '.join(count['not met'])})" if count["not met"] else "")
             + f", {len(count['inconclusive'])} inconclusive"
-            + (f" ({', '.join(count['inconclusive'])})" if count["inconclusive"] else "") + ".",
+            + (f" ({', '.join(count['inconclusive'])})" if count["inconclusive"] else "")
+            + (f"; {len(guards)} guard(s) inconclusive, passing ({', '.join(guards)})"
+               if guards else "") + ".",
             "",
             f"A target is met when the whole {boot['confidence']:.0%} confidence interval of "
             f"the {boot['statistic']} satisfies it, not met when the whole interval violates "
