@@ -11,6 +11,7 @@ import os
 from ci.pipeline_common import ROOT, BuildProgress, StageFailed, log, sh
 from ci.pipeline_tree import TreeStages
 from ci import report
+from tools.bench.bench_config import passing_guard
 
 
 def bench_cases(comparisons):
@@ -29,7 +30,7 @@ def bench_cases(comparisons):
         if verdict == "not met":
             not_met.append(r["key"])
             cases.append(report.Case("bench", r["key"], "fail", f"{text}: NOT met"))
-        elif verdict == "inconclusive" and r.get("guard"):
+        elif passing_guard(r):
             cases.append(report.Case("bench", r["key"], "pass",
                                      f"{text}: inconclusive, a guard of the same code on "
                                      "both sides: only a proven regression fails it"))
@@ -45,9 +46,13 @@ def bench_cases(comparisons):
 
 
 def verdict_counts(comparisons):
-    """"3 met, 1 not met, 2 inconclusive" over the comparisons with a target."""
-    verdicts = [r.get("verdict") for r in comparisons if r.get("verdict")]
-    return ", ".join(f"{verdicts.count(v)} {v}" for v in ("met", "not met", "inconclusive"))
+    """"3 met, 1 not met, 2 inconclusive, 1 guard inconclusive (passes)" over
+    the comparisons with a target; inconclusive guards are counted apart."""
+    verdicts = [r.get("verdict") for r in comparisons
+                if r.get("verdict") and not passing_guard(r)]
+    guards = sum(1 for r in comparisons if passing_guard(r))
+    return (", ".join(f"{verdicts.count(v)} {v}" for v in ("met", "not met", "inconclusive"))
+            + (f", {guards} guard(s) inconclusive (pass)" if guards else ""))
 
 
 class BenchStages(TreeStages):

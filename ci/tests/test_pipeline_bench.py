@@ -16,8 +16,9 @@ from tools.bench import bench_config
 from tools.bench import bench_stats
 
 
-def row(key, verdict, target=">= 0.97", repetitions=7, ratio=1.0):
-    r = {"key": key, "target": target, "repetitions": repetitions, "verdict": verdict}
+def row(key, verdict, target=">= 0.97", repetitions=7, ratio=1.0, guard=False):
+    r = {"key": key, "target": target, "repetitions": repetitions, "verdict": verdict,
+         "guard": guard}
     if repetitions:
         r.update(ratio_median=ratio, ratio_ci_low=ratio - 0.02, ratio_ci_high=ratio + 0.02)
     return r
@@ -36,6 +37,17 @@ class CasesTest(unittest.TestCase):
         self.assertEqual(cases[1].message, "0.80x, 95% CI 0.780-0.820, target >= 0.97: NOT met")
         self.assertEqual(cases[3].message, "1.00x, 95% CI 0.980-1.020, target report")
         self.assertEqual(pipeline_bench.verdict_counts(rows), "1 met, 1 not met, 2 inconclusive")
+
+    def test_guard_counted_apart(self):
+        """An inconclusive guard passes and is not counted with the inconclusive
+        targets, which fail; a guard not met fails like a target."""
+        rows = [row("G", "inconclusive", guard=True), row("H", "not met", ratio=0.8, guard=True),
+                row("C", "inconclusive")]
+        cases, not_met = pipeline_bench.bench_cases(rows)
+        self.assertEqual([c.status for c in cases], ["pass", "fail", "fail"])
+        self.assertEqual(not_met, ["H", "C"])
+        self.assertEqual(pipeline_bench.verdict_counts(rows),
+                         "0 met, 1 not met, 1 inconclusive, 1 guard(s) inconclusive (pass)")
 
 
 class RealComparisonsTest(unittest.TestCase):

@@ -28,7 +28,8 @@ import sys
 from pathlib import Path
 
 from tools.bench.bench_config import (COMPARISONS, KERNELS, SCENARIOS, SINKS, SWEEP, TRACEPOINTS,
-                                      Comparison, s1_kernel_scenarios, scenarios_for)
+                                      Comparison, passing_guard, s1_kernel_scenarios,
+                                      scenarios_for)
 from tools.bench.bench_plots import plot
 from tools.bench.bench_report import counter_lines, markdown
 from tools.bench.bench_runner import GUEST, environment, read_tracepoints, run_repetitions
@@ -46,7 +47,7 @@ def inconclusive_sides(runs, comparisons=None):
     """The (kernel, scenario) sides of the targets (not guards) still inconclusive."""
     comparisons = COMPARISONS if comparisons is None else comparisons
     bad = {r["key"] for r in summarize(runs, comparisons)
-           if r.get("verdict") == "inconclusive" and not r.get("guard")}
+           if r.get("verdict") == "inconclusive" and not passing_guard(r)}
     return [side for c in comparisons if c.key in bad for side in (c.a, c.b)]
 
 

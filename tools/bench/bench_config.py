@@ -22,6 +22,12 @@ class Comparison:
     guard: bool = False
 
 
+def passing_guard(row):
+    """True for a comparison row (bench_stats.summarize) that is an inconclusive
+    guard: its interval is the benchmark's resolution, and it passes."""
+    return bool(row.get("guard")) and row.get("verdict") == "inconclusive"
+
+
 # S1 sets up what users get on either kernel (the series leaves dummy's default
 # of one TX queue alone): numtxqueues N (one per CPU) with an mq root. Each S1
 # comparison comes in two forms: as the device comes (no XPS map, the stack

@@ -3,7 +3,7 @@ intervals and verdicts, then the multi-queue sinks (dummy, veth, netdevsim),
 tracepoints, CPU time per packet, per-queue shares, perf counters, the sweep
 and the per-device costs."""
 
-from tools.bench.bench_config import KERNELS, SINKS, TRACEPOINTS
+from tools.bench.bench_config import KERNELS, SINKS, TRACEPOINTS, passing_guard
 from tools.bench.bench_stats import BOOTSTRAP, MIN_REPETITIONS
 
 # Said by every UML report, and again in each section that shows absolute numbers.
@@ -53,7 +53,7 @@ def markdown(data):
              "|---|---|---|---|---|---|---|---|"]
     for r in summary:
         verdict = VERDICT_CELL[r.get("verdict")]
-        if r.get("guard") and r.get("verdict") == "inconclusive":
+        if passing_guard(r):
             verdict = "inconclusive (guard: passes)"
         if not r["repetitions"]:
             lines.append(f"| {r['key']} | {r['title']} | - | - | no data | - | {r['target']} | "
@@ -125,10 +125,9 @@ def verdict_lines(summary, boot):
     targeted = [r for r in summary if r.get("verdict")]
     if not targeted:
         return []
-    count = {v: [r["key"] for r in targeted if r["verdict"] == v and not
-                 (v == "inconclusive" and r.get("guard"))]
+    count = {v: [r["key"] for r in targeted if r["verdict"] == v and not passing_guard(r)]
              for v in ("met", "not met", "inconclusive")}
-    guards = [r["key"] for r in targeted if r["verdict"] == "inconclusive" and r.get("guard")]
+    guards = [r["key"] for r in targeted if passing_guard(r)]
     return [f"Targets: {len(count['met'])} met, {len(count['not met'])} not met"
             + (f" ({', '.join(count['not met'])})" if count["not met"] else "")
             + f", {len(count['inconclusive'])} inconclusive"
