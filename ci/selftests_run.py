@@ -46,6 +46,7 @@ from ci.ktap_parse import Ktap, parse_results, parse_runner, parse_tdc
 from common.cache import cache_dir
 from common.programs import PROGRAMS_TXT, read_programs
 from ci import vm
+from tools.bench.bench_runner import source_stamp
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -586,6 +587,10 @@ def run_matrix(kernels, outdir, bindir=ROOT / "build/cxx", tree="", timeout=1800
         install_note = f"\nselftests installed ({' '.join(targets)}) in {secs:.0f} s: {ksft}"
         log(install_note.strip())
     runs, boot_cases, problems, listed_only = {}, [], [], []
+    # The results say which commit of the project made them
+    # (ci/tests/test_results_fresh.py reads it from copies kept in Documentation/).
+    Path(outdir).mkdir(parents=True, exist_ok=True)
+    (Path(outdir) / "source.json").write_text(json.dumps(source_stamp(ROOT), indent=1) + "\n")
     for label, build in kernels.items():
         shared_dir = Path(outdir) / label
         log(f"  booting the {label} kernel (TCG) and running {len(progs)} program(s)")

@@ -459,6 +459,9 @@ class RunMatrixTest(unittest.TestCase):
             self.assertTrue(command.startswith(f"SELFTEST_KERNEL={label} "), command)
             shutil.copytree(build, rwdir, dirs_exist_ok=True)
             Path(log_path).write_text("console\n")
+            # The results are stamped with the project's commit before any kernel boots.
+            stamp = json.loads((Path(rwdir).parent / "source.json").read_text())
+            self.assertEqual(set(stamp), {"commit", "dirty", "patches_sha256"})
             if label not in fail:
                 (Path(rwdir) / "complete").write_text("done\n")
             if label in no_timers:
