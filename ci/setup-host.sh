@@ -18,7 +18,8 @@ PRIVATE_DEBS=("virtme-ng=$VNG_VERSION" "b4=$B4_VERSION")
 PACKAGES=(
 	# kernel build and per-patch checks
 	build-essential flex bison bc cpio kmod rsync libelf-dev libssl-dev
-	ccache sparse coccinelle perl python3 python3-yaml python3-jsonschema
+	# (ocaml-nox: two of scripts/coccinelle's semantic patches are OCaml scripts)
+	ccache sparse coccinelle ocaml-nox perl python3 python3-yaml python3-jsonschema
 	python3-ply python3-git
 	# VM (TCG) and the tests run inside it
 	qemu-system-x86 busybox-static iproute2 ethtool python3-pyroute2 python3-scapy
@@ -73,11 +74,32 @@ install_ruff() {
 		npm install --no-audit --no-fund --silent "$RUFF_WASM" >&2) ||
 		die "npm install $RUFF_WASM failed: npm registry unreachable?"
 }
-if [ ${#missing[@]} -eq 0 ] && [ ${#private[@]} -eq 0 ] && ruff_ok; then
+# sparse: the kernel's scripts/checker-valid.sh refuses Debian 12's 0.6.4 (no
+# __typeof_unqual__), so C=1 would check nothing. sid's 0.6.5~rc1 passes it,
+# but its binary needs glibc 2.38: it is built from sid's source package into
+# the cache (tools/series/checks/kbuild.py sparse_command() uses it).
+SPARSE_SOURCE=sparse=0.6.5~rc1-2
+SPARSE_DIR=$PROJECT_CACHE/tools/sparse-${SPARSE_SOURCE#*=}
+sparse_ok() { [ -x "$SPARSE_DIR/bin/sparse" ]; }
+install_sparse() {
+	sparse_ok && return 0
+	log "building $SPARSE_SOURCE from Debian's source package into $SPARSE_DIR"
+	apt_private_update
+	local dl
+	dl=$(mktemp -d)
+	(cd "$dl" && apt_private -q --download-only source "$SPARSE_SOURCE" >&2) ||
+		die "apt-get source $SPARSE_SOURCE failed (gone from $APT_PRIVATE_SUITES?)"
+	(cd "$dl" && dpkg-source -q -x ./*.dsc src >&2) || die "dpkg-source -x $SPARSE_SOURCE failed"
+	make -C "$dl/src" -s -j"$(nproc)" CC=gcc PREFIX="$SPARSE_DIR" install >&2 ||
+		die "building $SPARSE_SOURCE failed (its log is above)"
+	rm -rf "$dl"
+	sparse_ok || die "$SPARSE_SOURCE built, but $SPARSE_DIR/bin/sparse is missing"
+}
+if [ ${#missing[@]} -eq 0 ] && [ ${#private[@]} -eq 0 ] && ruff_ok && sparse_ok; then
 	log "host packages: all present"
 	exit 0
 fi
-[ "$(id -u)" -eq 0 ] || die "missing packages (${missing[*]:-} ${private[*]:-}) and not root: run as root or install them"
+[ ${#missing[@]} -eq 0 ] && [ ${#private[@]} -eq 0 ] || [ "$(id -u)" -eq 0 ] || die "missing packages (${missing[*]:-} ${private[*]:-}) and not root: run as root or install them"
 
 if [ ${#missing[@]} -gt 0 ]; then
 	log "installing Debian packages: ${missing[*]}"
@@ -96,4 +118,5 @@ if [ ${#private[@]} -gt 0 ]; then
 	rm -rf "$dl"
 fi
 install_ruff
+install_sparse
 log "host packages: ready"

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Private apt state reaching Debian suites newer than the host's, without
 # touching the system's apt configuration. Source this file, then call
-# apt_private update / apt_private download PKG...
+# apt_private update / apt_private download PKG... / apt_private source
+# --download-only SRC (deb-src: sparse is built from sid's source).
 set -euo pipefail
 
 : "${PROJECT_CACHE:=${XDG_CACHE_HOME:-$HOME/.cache}/mqbypass}"
@@ -14,7 +15,7 @@ apt_private_init() {
 	uri=${APT_PRIVATE_URI:-$(awk '/^URIs:/ {print $2; exit}' /etc/apt/sources.list.d/debian.sources 2>/dev/null || true)}
 	[ -n "$uri" ] || uri=http://deb.debian.org/debian
 	cat > "$APT_PRIVATE_DIR/sources.sources" <<SRC
-Types: deb
+Types: deb deb-src
 URIs: $uri
 Suites: $APT_PRIVATE_SUITES
 Components: main

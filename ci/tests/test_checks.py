@@ -38,9 +38,38 @@ class WarningTest(unittest.TestCase):
         new = findings.new_warnings(findings.warnings_of(w), findings.warnings_of(w * 3))
         self.assertEqual(len(new), 2)
 
-    def test_sparse_split(self):
-        self.assertTrue(kbuild.is_sparse("a.c: warning: incorrect type in assignment"))
-        self.assertFalse(kbuild.is_sparse("a.c: warning: unused variable 'x'"))
+    def test_sparse_on_the_touched_objects(self):
+        """sparse runs (C=2, the cache's sparse) on the objects the patch
+        touches, at the parent and at the patch; a warning only sparse
+        prints fails sparse, not build; a compiler warning C=2 prints again
+        is the build's, counted once."""
+        with tempfile.TemporaryDirectory() as d:
+            env = {**os.environ, "GIT_AUTHOR_NAME": "a", "GIT_AUTHOR_EMAIL": "a@x",
+                   "GIT_COMMITTER_NAME": "a", "GIT_COMMITTER_EMAIL": "a@x"}
+            subprocess.run(["git", "init", "-q", d], check=True)
+            for i, path in enumerate(["x.c", "y.c", "x.c"]):
+                Path(d, path).write_text(f"int x{i};\n")
+                subprocess.run(["git", "-C", d, "add", path], check=True)
+                subprocess.run(["git", "-C", d, "commit", "-qm", f"c{i}"], check=True, env=env)
+            head = subprocess.check_output(["git", "-C", d, "rev-parse", "HEAD"],
+                                           text=True).strip()
+            gcc = "x.c:1:5: warning: unused variable 'u' [-Wunused-variable]\n"
+            calls = []
+
+            def make(args):
+                calls.append(args)
+                patched = "x2" in Path(d, "x.c").read_text()
+                if "C=2" not in args:
+                    return 0, gcc
+                found = "x.c:1:5: warning: symbol 'x2' was not declared. Should it be static?\n"
+                return 0, "  CHECK   x.c\n" + gcc + (found if patched else "")
+            build, sparse = kbuild.BuildChecker(d, make, log=lambda *_: None)(head)
+        self.assertEqual((build.status, sparse.status), ("pass", "fail"), (build, sparse))
+        self.assertIn("x2' was not declared", sparse.message)
+        self.assertEqual(sparse.message.split(":")[0], "1 new warning(s)")
+        checked = [a for a in calls if "C=2" in a]
+        self.assertEqual([a[-1] for a in checked], ["x.o", "x.o"])
+        self.assertTrue(checked[0][2].startswith("CHECK=") and "sparse" in checked[0][2])
 
 
 class CommitChecksTest(unittest.TestCase):
@@ -746,7 +775,8 @@ class KunitWholeLogTest(unittest.TestCase):
 
 class CheckerRefusedTest(unittest.TestCase):
     """A checker the kernel refuses (scripts/checker-valid.sh) checks
-    nothing: sparse and cocci say so as a named skip, never a pass."""
+    nothing: sparse and cocci fail, naming the refusal (ci/setup-host.sh
+    builds a sparse the kernel accepts), never a pass or a skip."""
 
     REFUSED = ("Makefile:1311: C=1 specified, but sparse is not available or not up to date\n"
                "  CC      drivers/net/dummy.o\n")
@@ -757,7 +787,7 @@ class CheckerRefusedTest(unittest.TestCase):
             self.REFUSED.replace("C=1", "C=2").replace("sparse is", "scripts/coccicheck is")))
         self.assertEqual(kbuild.checker_refused("  CC      drivers/net/dummy.o\n"), "")
 
-    def test_build_checker_skips_sparse_when_refused(self):
+    def test_build_checker_fails_sparse_when_refused(self):
         with tempfile.TemporaryDirectory() as d:
             subprocess.run(["git", "init", "-q", d], check=True)
             env = {**os.environ, "GIT_AUTHOR_NAME": "a", "GIT_AUTHOR_EMAIL": "a@x",
@@ -771,7 +801,7 @@ class CheckerRefusedTest(unittest.TestCase):
             builder = kbuild.BuildChecker(d, lambda args: (0, self.REFUSED), log=lambda *_: None)
             build, sparse = builder(head)
         self.assertEqual(build.status, "pass")
-        self.assertEqual(sparse.status, "skip")
+        self.assertEqual(sparse.status, "fail")
         self.assertIn("checked nothing", sparse.message)
 
     def test_build_checker_skips_the_make_for_a_selftests_only_patch(self):
@@ -792,8 +822,10 @@ class CheckerRefusedTest(unittest.TestCase):
                 shas.append(subprocess.check_output(["git", "-C", d, "rev-parse", "HEAD"],
                                                     text=True).strip())
             makes = []
-            builder = kbuild.BuildChecker(d, lambda args: (makes.append(1), (0, ""))[1],
-                                          log=lambda *_: None)
+            # Count the builds (sparse's C=2 runs come with them).
+            builder = kbuild.BuildChecker(
+                d, lambda args: (makes.extend([] if "C=2" in args else [1]), (0, ""))[1],
+                log=lambda *_: None)
             for sha, want in ((shas[1], 2), (shas[2], 0), (shas[3], 2), (shas[4], 0)):
                 makes.clear()
                 build, sparse = builder(sha)

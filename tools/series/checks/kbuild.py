@@ -11,6 +11,7 @@ from collections import Counter
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
+from common.cache import cache_dir
 from common.git import git, git_run
 from tools.series.checks.findings import (SELFTESTS, Tree, counts_line, first_error,
                                           new_warnings, run, touched_files, warnings_of)
@@ -173,36 +174,65 @@ class SelftestsBuild:
 
 
 class BuildChecker:
-    """Incremental W=1 + sparse builds before and after each patch.
+    """Incremental W=1 builds before and after each patch, and sparse on the
+    objects the patch touches.
 
     Before a patch, its touched files are made newer and rebuilt at the
-    parent, so the same objects are compiled (and sparse-checked) on both
-    sides; new warnings are the difference of the two multisets.
+    parent, so the same objects are compiled on both sides; then sparse
+    (C=2) checks the touched objects (touched_objects(): for a header, the
+    series' C files) on each side. New warnings are the difference of the
+    two multisets. sparse on every object a header rebuilds would cost
+    minutes per patch; the objects the series changes are the ones it
+    answers for, as the bot's builds reduced to touched objects do.
     """
 
     # The kernel build reads nothing under these: a patch touching only them
     # leaves the build's output as it was.
     OUTSIDE_BUILD = ("tools/testing/",)
 
-    def __init__(self, tree: Tree, build: Make, log: Log = print) -> None:
+    def __init__(self, tree: Tree, build: Make, series_sources: Sequence[str] = (),
+                 log: Log = print) -> None:
         self.tree, self.build, self.log = tree, build, log
+        self.series_sources = series_sources
         self.built: str | None = None  # commit of the last make that succeeded
-        self.refused = ""  # checker_refused() of that make
+        self.refused = ""  # checker_refused() of that commit's sparse run
 
     def make(self, label: str) -> tuple[int | None, str]:
-        self.log(f"    make W=1 C=1 ({label})")
-        return self.build(["W=1", "C=1"])
+        self.log(f"    make W=1 ({label})")
+        return self.build(["W=1"])
+
+    def sparse(self, label: str, objs: Sequence[str]) -> tuple[int | None, str]:
+        """sparse (C=2: checks the objects whether or not they are rebuilt)."""
+        if not objs:
+            return 0, ""
+        self.log(f"    sparse {' '.join(objs)} ({label})")
+        return self.build(["W=1", "C=2", f"CHECK={sparse_command()}", *objs])
 
     def unchanged_build(self, commit: str) -> str | None:
         """The commit the build in place stands for, when commit touches
         nothing the kernel build reads and differs from it only there."""
         if self.built is None:
             return None
-        if not all(p.startswith(self.OUTSIDE_BUILD) for _, p in touched_files(self.tree, commit)):
-            return None
         diff = git_run(self.tree, "diff", "--quiet", self.built, commit, "--", ".",
                        *(f":(exclude){d}" for d in self.OUTSIDE_BUILD), capture="none")
         return self.built if diff.returncode == 0 else None
+
+    def side(self, label: str,
+             objs: Sequence[str]) -> tuple[tuple[Result, Result] | None, str, str]:
+        """Build and sparse-check one side: ((build, sparse) results when one
+        of them could not run, make's output, sparse's output)."""
+        code, made = self.make(label)
+        if code:
+            what = "parent does not build: " if label == "parent" else "build broken: "
+            return (Result("fail", what + first_error(made), made),
+                    Result("skip", "no build")), made, ""
+        present = [o for o in objs if (Path(self.tree) / (o[:-2] + ".c")).exists()]
+        code, checked = self.sparse(label, present)
+        if code:
+            return (Result("pass", "built"),
+                    Result("fail", f"sparse could not check the {label}: "
+                           + first_error(checked), checked)), made, checked
+        return None, made, checked
 
     def __call__(self, commit: str) -> tuple[Result, ...]:
         same = self.unchanged_build(commit)
@@ -212,58 +242,60 @@ class BuildChecker:
                    f"{same[:12]} stand")
             self.log(f"    make skipped: {msg}")
             return (Result("pass", msg),
-                    Result("skip", self.refused) if self.refused else Result("pass", msg))
+                    Result("fail", self.refused) if self.refused else Result("pass", msg))
         self.built = None
+        objs = touched_objects(self.tree, commit, self.series_sources)
         parent = git(self.tree, "rev-parse", f"{commit}^")
         git(self.tree, "checkout", "-q", "--detach", parent)
         for status, path in touched_files(self.tree, commit):
             p = Path(self.tree) / path
             if status != "A" and p.exists():
                 os.utime(p)
-        code, before = self.make("parent")
-        if code:
-            msg = "parent does not build: " + first_error(before)
-            return Result("fail", msg, before), Result("skip", "no build")
+        bad, before, sparse_before = self.side("parent", objs)
+        if bad:
+            return bad
         git(self.tree, "checkout", "-q", "--detach", commit)
-        code, after = self.make("patch")
-        if code:
-            return (Result("fail", "build broken: " + first_error(after), after),
-                    Result("skip", "no build"))
-        self.built, self.refused = git(self.tree, "rev-parse", commit), checker_refused(after)
-        wb, wa = warnings_of(before), warnings_of(after)
-        split: dict[str, tuple[list[str], list[str]]] = {"build": ([], []), "sparse": ([], [])}
-        for w in new_warnings(wb, wa):
-            split["sparse" if is_sparse(w) else "build"][0].append(w)
+        bad, after, sparse_after = self.side("patch", objs)
+        if bad:
+            return bad
+        self.built, self.refused = git(self.tree, "rev-parse", commit), checker_refused(
+            sparse_after)
         results = []
-        for name in ("build", "sparse"):
-            new = split[name][0]
-            refused = checker_refused(after) if name == "sparse" else ""
-            if refused and not new:
-                results.append(Result("skip", refused))
+        for name, (b, a) in (("build", (warnings_of(before), warnings_of(after))),
+                             # sparse's own findings: what C=2 printed beyond the build's
+                             ("sparse", (warnings_of(sparse_before) - warnings_of(before),
+                                         warnings_of(sparse_after) - warnings_of(after)))):
+            new = new_warnings(b, a)
+            if name == "sparse" and self.refused:
+                results.append(Result("fail", self.refused))
             elif new:
                 results.append(Result("fail", f"{len(new)} new warning(s): {new[0]}",
                                       "\n".join(new)))
             else:
-                results.append(Result("pass", "no new warnings"))
+                results.append(Result("pass", "no new warnings" + (
+                    f" ({len(objs)} object(s) checked)" if name == "sparse" else "")))
         return tuple(results)
 
 
-SPARSE_HINTS = ("sparse:", "incorrect type", "different address spaces", "context imbalance",
-                "was not declared. Should it be static?", "cast to restricted",
-                "restricted __", "dubious:", "symbol '", "lock context")
-
-
 # The kernel tests its checker before it uses it (scripts/checker-valid.sh) and
-# drops C=1/C=2 with this warning when the checker fails the test: Debian 12's
-# sparse 0.6.4 has no __typeof_unqual__, and coccicheck does not pass it either.
+# drops C=1/C=2 with this warning when the checker fails the test (Debian 12's
+# sparse 0.6.4 has no __typeof_unqual__; a CHECK path relative to the source
+# tree is not found from the build directory).
 CHECKER_REFUSED = re.compile(r"C=\d specified, but (\S+) is not available or not up to date")
+
+
+def sparse_command() -> str:
+    """The sparse of C=1: the one ci/setup-host.sh builds into the cache
+    (the kernel refuses Debian 12's), else whatever `sparse` is on PATH."""
+    built = sorted((cache_dir() / "tools").glob("sparse-*/bin/sparse"))
+    return str(built[-1]) if built else "sparse"
 
 
 def checker_refused(make_output: str | None) -> str:
     """Why nothing was checked, when the kernel refused the checker; else ""."""
     m = CHECKER_REFUSED.search(make_output or "")
     return (f"not run: the kernel refused {m[1]} (scripts/checker-valid.sh), so it "
-            "checked nothing") if m else ""
+            "checked nothing (ci/setup-host.sh builds a sparse it accepts)") if m else ""
 
 
 def build_broken(result: Result) -> bool:
@@ -271,10 +303,6 @@ def build_broken(result: Result) -> bool:
     opposed to new warnings."""
     return result.status == "fail" and result.message.startswith(
         ("build broken", "parent does not build"))
-
-
-def is_sparse(warning: str) -> bool:
-    return any(h in warning for h in SPARSE_HINTS)
 
 
 class CocciError(Exception):
@@ -308,8 +336,10 @@ class Cocci:
         if blob not in self.cache:
             git(self.tree, "checkout", "-q", "--detach", rev)
             self.log(f"    coccicheck {path} @ {rev}")
-            code, out = self.build(["C=2", "CHECK=scripts/coccicheck", "MODE=report",
-                                    path[:-2] + ".o"])
+            # An absolute CHECK: make runs in the build directory (O=), where
+            # a relative scripts/coccicheck fails checker-valid.sh.
+            code, out = self.build(["C=2", f"CHECK={Path(self.tree).resolve()}/scripts/coccicheck",
+                                    "MODE=report", path[:-2] + ".o"])
             if code:
                 raise CocciError(f"coccicheck could not check {path}: {first_error(out)}")
             if refused := checker_refused(out):
@@ -335,7 +365,7 @@ class Cocci:
         except CocciError as err:
             return Result("fail", str(err))
         except CocciRefused as err:
-            return Result("skip", str(err))
+            return Result("fail", str(err))
         finally:
             git(self.tree, "checkout", "-q", "--detach", commit)
         new = sorted((after - before).elements())
