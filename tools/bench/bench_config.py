@@ -73,7 +73,7 @@ COMPARISONS = [
                "report"),
     Comparison("S2-restore", "fq_codel after filter add+delete: base -> patched",
                ("base", "s2_fq_codel_after_filter"), ("patched", "s2_fq_codel_after_filter"),
-               ">= 1.5x", lo=1.5),
+               ">= 1.25x", lo=1.25),
     # Guards: the same kernel and, once the bypass is back (qdisc_bypass counts
     # qdisc_enqueue exactly), the same path.
     Comparison("S2-fresh", "patched fq_codel: never filtered -> after filter add+delete",
