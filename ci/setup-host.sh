@@ -19,7 +19,7 @@ PACKAGES=(
 	# kernel build and per-patch checks
 	build-essential flex bison bc cpio kmod rsync libelf-dev libssl-dev
 	# (ocaml-nox: two of scripts/coccinelle's semantic patches are OCaml scripts)
-	ccache sparse coccinelle ocaml-nox perl python3 python3-yaml python3-jsonschema
+	ccache coccinelle ocaml-nox perl python3 python3-yaml python3-jsonschema
 	python3-ply python3-git
 	# VM (TCG) and the tests run inside it
 	qemu-system-x86 busybox-static iproute2 ethtool python3-pyroute2 python3-scapy
