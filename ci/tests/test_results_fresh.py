@@ -34,7 +34,7 @@ VM = ["patches", "selftests", "lib", "ci/selftests_run.py", "ci/ktap_parse.py", 
 # ("" for the files at its top: the test command's record, which is of
 # everything).
 INPUTS = {
-    "bench": BENCH, "bench-s2": BENCH, "bench-sinks": BENCH,
+    "bench": BENCH,
     "vm-debug": VM, "vm-kcsan": VM,
     "stable": VM + ["tools/series/stable.py", "ci/stable_vm.py"],
     "b4": ["patches", "tools/series/b4flow.py"],
