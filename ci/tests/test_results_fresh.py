@@ -231,11 +231,11 @@ class CraftedResultsTest(unittest.TestCase):
         self.assertEqual(results_problems(self.root), [])
 
     def test_unstamped_must_be_listed(self):
-        self.write(f"{RESULTS}/bench-s2/bench.md", "old\n")
+        self.write(f"{RESULTS}/vm-kcsan/bench.md", "old\n")
         self.assertEqual(results_problems(self.root), [
-            "bench-s2/bench.md: no source stamp, and README.md does not list it as stale"])
+            "vm-kcsan/bench.md: no source stamp, and README.md does not list it as stale"])
         self.write(f"{RESULTS}/README.md",
-                   "# Results\n\n## Stale\n\n- `test-run.md`, `bench-s2/`: old\n\n## Other\n")
+                   "# Results\n\n## Stale\n\n- `test-run.md`, `vm-kcsan/`: old\n\n## Other\n")
         self.assertEqual(results_problems(self.root), [])
 
     def test_listed_but_gone(self):
