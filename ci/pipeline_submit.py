@@ -10,8 +10,11 @@ each prerequisite as merged, so a blocked series goes through b4 as it will
 be posted (on the base with its prerequisite merged, no prerequisite ids),
 and reports the real order: what can be posted now, what waits for what."""
 
-from ci.pipeline_common import BRANCH_PREFIX, StageFailed, log
+import json
+
+from ci.pipeline_common import BRANCH_PREFIX, ROOT, StageFailed, log
 from ci.pipeline_tree import TreeStages
+from tools.bench.bench_runner import source_stamp
 from tools.series import b4flow
 from ci import report
 from tools.series import series
@@ -60,6 +63,9 @@ class SubmitStages(TreeStages):
                                                f"{secs:.0f}s {detail}".strip()))
         if failed:
             raise StageFailed(f"b4: {failed}")
+        # The project commit the report comes from (ci/tests/test_results_fresh.py).
+        (self.results / "b4/source.json").write_text(
+            json.dumps(source_stamp(ROOT), indent=1) + "\n")
         taken = (f" ({', '.join(prerequisites)} taken as merged: the series building on it "
                  "go through b4 as they will be posted)" if prerequisites else "")
         stage.summary = (f"{len(jobs)} series through b4 prep/check/send -o; mbox round trip "
