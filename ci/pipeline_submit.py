@@ -64,6 +64,7 @@ class SubmitStages(TreeStages):
         if failed:
             raise StageFailed(f"b4: {failed}")
         # The project commit the report comes from (ci/tests/test_results_fresh.py).
+        (self.results / "b4").mkdir(parents=True, exist_ok=True)
         (self.results / "b4/source.json").write_text(
             json.dumps(source_stamp(ROOT), indent=1) + "\n")
         taken = (f" ({', '.join(prerequisites)} taken as merged: the series building on it "

@@ -137,6 +137,9 @@ class SubmissionTest(unittest.TestCase):
             p.stage_submission(stage)
         self.assertEqual(run_all.call_args.kwargs["merged"], ["net/qdisc-bypass"])
         self.assertEqual(run_all.call_args.kwargs["identity"], pipeline_submit.FALLBACK_SENDER)
+        # The report is stamped with the project commit it comes from.
+        stamp = json.loads((tmp / "b4/source.json").read_text())
+        self.assertEqual(set(stamp), {"commit", "dirty", "patches_sha256"})
         self.assertIn("post now: net/qdisc-bypass, net-next/dummy-mq; net-next/qdisc-bypass "
                       "after net/qdisc-bypass is merged into net-next", stage.summary)
         lines = stage.details.splitlines()
