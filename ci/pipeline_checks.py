@@ -134,12 +134,8 @@ class CheckStages(TreeStages):
             cocci=kbuild.Cocci(tree, make, CACHE / "cocci-cache-v2.json", log=log),
             disasm=disasm, objects=self.object_builds(tree, sources),
             tools=kbuild.SelftestsBuild(tree, self.tools_make(tree), log=log),
-            tools_unavailable=(None if self.mode in BUILD_CHECK_MODES["build_tools"]
-                               else f"build_tools: "
-                               f"{' and '.join(BUILD_CHECK_MODES['build_tools'])} mode only"),
-            cocci_unavailable=(None if self.mode in BUILD_CHECK_MODES["cocci"]
-                               else f"cocci: {' and '.join(BUILD_CHECK_MODES['cocci'])} "
-                               "mode only"))
+            tools_unavailable=self.mode_gate("build_tools"),
+            cocci_unavailable=self.mode_gate("cocci"))
         t0 = time.monotonic()
         if linters.ruff.available():
             linters.ruff.prefetch(tree, commits)
@@ -174,6 +170,11 @@ class CheckStages(TreeStages):
         if bad or bad_series:
             raise StageFailed(stage.summary)
 
+    def mode_gate(self, name: str) -> str | None:
+        """Why check `name` does not run in this mode (BUILD_CHECK_MODES), or None."""
+        modes = BUILD_CHECK_MODES[name]
+        return None if self.mode in modes else f"{name}: {' and '.join(modes)} mode only"
+
     # -- the bot's builds -------------------------------------------------
     def object_builds(self, tree: Path, sources: Sequence[str]) -> dict[str, kbuild.ObjectBuild]:
         """build_32bit, build_clang, build_allmodconfig_warn: each its own
@@ -189,9 +190,7 @@ class CheckStages(TreeStages):
             return make
 
         def gated(name: str, why: str | None = None) -> str | None:
-            modes = BUILD_CHECK_MODES[name]
-            return why or (None if self.mode in modes
-                           else f"{name}: {' and '.join(modes)} mode only")
+            return why or self.mode_gate(name)
 
         frags = [*TEST_FRAGMENTS, NO_WERROR]
         out = base / "build-i386"

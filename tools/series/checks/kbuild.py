@@ -213,6 +213,8 @@ class BuildChecker:
         nothing the kernel build reads and differs from it only there."""
         if self.built is None:
             return None
+        if not all(p.startswith(self.OUTSIDE_BUILD) for _, p in touched_files(self.tree, commit)):
+            return None
         diff = git_run(self.tree, "diff", "--quiet", self.built, commit, "--", ".",
                        *(f":(exclude){d}" for d in self.OUTSIDE_BUILD), capture="none")
         return self.built if diff.returncode == 0 else None
@@ -261,10 +263,11 @@ class BuildChecker:
         self.built, self.refused = git(self.tree, "rev-parse", commit), checker_refused(
             sparse_after)
         results = []
-        for name, (b, a) in (("build", (warnings_of(before), warnings_of(after))),
+        wb, wa = warnings_of(before), warnings_of(after)
+        for name, (b, a) in (("build", (wb, wa)),
                              # sparse's own findings: what C=2 printed beyond the build's
-                             ("sparse", (warnings_of(sparse_before) - warnings_of(before),
-                                         warnings_of(sparse_after) - warnings_of(after)))):
+                             ("sparse", (warnings_of(sparse_before) - wb,
+                                         warnings_of(sparse_after) - wa))):
             new = new_warnings(b, a)
             if name == "sparse" and self.refused:
                 results.append(Result("fail", self.refused))
@@ -285,7 +288,7 @@ CHECKER_REFUSED = re.compile(r"C=\d specified, but (\S+) is not available or not
 
 
 def sparse_command() -> str:
-    """The sparse of C=1: the one ci/setup-host.sh builds into the cache
+    """The sparse the checks run: the one ci/setup-host.sh builds into the cache
     (the kernel refuses Debian 12's), else whatever `sparse` is on PATH."""
     built = sorted((cache_dir() / "tools").glob("sparse-*/bin/sparse"))
     return str(built[-1]) if built else "sparse"
