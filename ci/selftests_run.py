@@ -562,6 +562,21 @@ def tdc_subset(expect, progs, label, labels):
     return f"TDC_IDS='{' '.join(ids)}' " if ids else ""
 
 
+def unfinished(shared_dir, progs, tree="", tests=None):
+    """(program, message) of the program run-in-vm.sh started (its .out
+    exists) and did not finish (no .rc) when its VM stopped, or None. Its
+    output so far becomes its .ktap, as run-in-vm.sh does after a program."""
+    d = Path(shared_dir)
+    for prog, kind in progs:
+        if (d / f"{prog}.out").is_file() and not (d / f"{prog}.rc").is_file():
+            shutil.copyfile(d / f"{prog}.out", d / f"{prog}.ktap")
+            run = read_program(d, prog, kind, tree, (tests or {}).get(prog, ""))
+            last = (f", its last result {run.ktap.results[-1][0]!r}" if run.ktap.results
+                    else ", no result yet")
+            return prog, f"{prog} never finished: still running when the VM stopped{last}"
+    return None
+
+
 def run_matrix(kernels, outdir, bindir=ROOT / "build/cxx", tree="", timeout=1800, log=print,
                expect=None, progs=None, churn_seconds=20, before=None, after=None,
                ksft_root=None):
@@ -597,6 +612,8 @@ def run_matrix(kernels, outdir, bindir=ROOT / "build/cxx", tree="", timeout=1800
         subset = tdc_subset(expect, progs, label, list(kernels))
         if subset:
             listed_only.append(label)
+        # Nothing of an earlier run is read as this one's.
+        shutil.rmtree(shared_dir, ignore_errors=True)
         cmd = (f"{subset}SELFTEST_KERNEL={selftest_kernel(label)} "
                f"CHURN_SECONDS={int(churn_seconds)} "
                f"bash {ROOT}/selftests/run-in-vm.sh {shared_dir} {bindir} {tree}{only}"
@@ -611,7 +628,15 @@ def run_matrix(kernels, outdir, bindir=ROOT / "build/cxx", tree="", timeout=1800
         boot_cases.append(report.Case(f"vm.{label}", "boot and run", "pass" if res.ok else "fail",
                                       res.reason()))
         if not res.ok or not (shared_dir / "complete").is_file():
-            problems.append(f"{label} VM: {res.reason()}")
+            # The programs that finished are judged; one that was still
+            # running (a hung test) is named, its listed cases never ran.
+            hung = unfinished(shared_dir, progs, tree, tests)
+            problems.append(f"{label} VM: {res.reason()}" + (f"; {hung[1]}" if hung else ""))
+            if hung:
+                boot_cases.append(report.Case(f"selftests.{label}",
+                                              f"{hung[0]}: exit code and plan", "fail", hung[1]))
+            runs[label] = {p: read_program(shared_dir, p, k, tree, tests.get(p, ""))
+                           for p, k in progs if (shared_dir / f"{p}.rc").is_file()}
             continue
         if (shared_dir / "no-timers").is_file():
             problems.append(f"{label} VM: the kernel has no POSIX timers "

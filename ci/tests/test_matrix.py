@@ -451,14 +451,27 @@ class RunMatrixTest(unittest.TestCase):
     """run_matrix() with the VM replaced by the recorded results: the "build
     directory" of each kernel is the folder of its recorded outputs."""
 
-    def run_matrix(self, scenario, fail=(), no_timers=()):
+    def run_matrix(self, scenario, fail=(), no_timers=(), hang=None, stale=False):
         def fake_run_vm(build, command, rwdir, timeout, log_path):
+            # run_matrix() starts each kernel from an empty results directory.
+            self.assertFalse(Path(rwdir).exists())
             self.assertIn("selftests/run-in-vm.sh", command)
             label = Path(build).name
             # The tree each kernel is built from, told to the programs.
             self.assertTrue(command.startswith(f"SELFTEST_KERNEL={label} "), command)
             shutil.copytree(build, rwdir, dirs_exist_ok=True)
             Path(log_path).write_text("console\n")
+            if hang and label == "patched":
+                # The VM is stopped while program `hang` runs: it and those
+                # after it left no .rc, it left the start of its output.
+                started = [p for p, _ in PROGS]
+                for prog in started[started.index(hang):]:
+                    for ext in ("rc", "ktap"):
+                        (Path(rwdir) / f"{prog}.{ext}").unlink()
+                ktap = (Path(build) / f"{hang}.ktap").read_text().splitlines(keepends=True)
+                (Path(rwdir) / f"{hang}.out").write_text("".join(ktap[:hang_lines]))
+                return vm.VmResult(kernel=str(build), command=command, exit_code=None,
+                                   timed_out=True, seconds=1800.0, log_path=str(log_path))
             # The results are stamped with the project's commit before any kernel boots.
             stamp = json.loads((Path(rwdir).parent / "source.json").read_text())
             self.assertEqual(set(stamp), {"commit", "dirty", "patches_sha256"})
@@ -470,9 +483,15 @@ class RunMatrixTest(unittest.TestCase):
                                exit_code=1 if label in fail else 0, timed_out=False,
                                seconds=1.0, log_path=str(log_path))
 
+        hang_lines = 6
         with tempfile.TemporaryDirectory() as tmp, \
                 mock.patch.object(selftests_run.vm, "run_vm", fake_run_vm):
             kernels = {label: DATA / scenario / label for label in LABELS}
+            if stale:
+                # What an earlier run left: a complete run of every program.
+                for label in LABELS:
+                    shutil.copytree(DATA / scenario / label, Path(tmp) / label)
+                    (Path(tmp) / label / "complete").write_text("done\n")
             return selftests_run.run_matrix(kernels, tmp, bindir="/nonexistent", tree="",
                                             log=lambda *_: None, expect=expectations(),
                                             progs=PROGS)
@@ -503,11 +522,36 @@ class RunMatrixTest(unittest.TestCase):
     def test_vm_failure(self):
         out = self.run_matrix("good", fail=("patched",))
         self.assertFalse(out.ok)
-        self.assertEqual(out.problems[0], "patched VM: command exited 1")
-        self.assertIn("dummy_channels: get_channels on patched: never ran, expected pass",
-                      "\n".join(out.problems))
+        self.assertEqual(out.problems, ["patched VM: command exited 1"])
         boot = [c for c in out.cases if c.name == "boot and run"]
         self.assertEqual([c.status for c in boot], ["pass", "fail"])
+        # What finished before the VM failed is judged.
+        self.assertIn(("selftests.patched", "dummy_channels: get_channels", "pass"),
+                      [(c.suite, c.name, c.status) for c in out.cases])
+
+    def test_hung_program_is_named(self):
+        out = self.run_matrix("good", hang="qdisc_bypass")
+        self.assertFalse(out.ok)
+        problems = "\n".join(out.problems)
+        self.assertEqual(out.problems[0].split("\n")[0],
+                         "patched VM: VM killed after 1800s timeout; qdisc_bypass never "
+                         "finished: still running when the VM stopped, its last result "
+                         "'pfifo_idle_bypass'")
+        cases = [(c.suite, c.name, c.status) for c in out.cases]
+        self.assertIn(("selftests.patched", "qdisc_bypass: exit code and plan", "fail"), cases)
+        # Those before it are judged; its cases and those of later programs never ran.
+        self.assertIn(("selftests.patched", "dummy_channels: get_channels", "pass"), cases)
+        self.assertIn("qdisc_bypass: fq_codel_limit0_drops on patched: never ran", problems)
+        self.assertIn("net.qdisc_limit_zero.py: qdisc_limit_zero.codel_limit_zero_drops on "
+                      "patched: never ran", problems)
+        self.assertNotIn("on base", problems)
+
+    def test_earlier_results_are_not_read(self):
+        # A results directory left by an earlier run is emptied before the
+        # VM boots (fake_run_vm checks it), so its files cannot stand in
+        # for programs that did not run this time.
+        out = self.run_matrix("good", stale=True)
+        self.assertTrue(out.ok, out.summary)
 
 
 class KunitApiTest(unittest.TestCase):
