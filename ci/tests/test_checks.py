@@ -446,6 +446,29 @@ class ObjectBuildTest(unittest.TestCase):
         b.div64 = False
         self.assertEqual(b(self.commit("int d;\n")).status, "pass")
 
+    def test_div64_is_named_beside_new_warnings(self):
+        # The main command's control has both: the check stopped at the
+        # warning and the division went unnamed.
+        src = self.build / "net/a.c"
+        src.parent.mkdir(parents=True)
+        src.write_text("unsigned long long __udivdi3(unsigned long long, unsigned long long);\n"
+                       "unsigned long long r(unsigned long long a, unsigned long long b)\n"
+                       "{ return __udivdi3(a, b); }\n")
+        warned = {"n": 0}
+
+        def make(objs):
+            subprocess.run(["gcc", "-O2", "-c", str(src), "-o", str(self.build / "net/a.o")],
+                           check=True)
+            warned["n"] += 1
+            return 0, ("" if warned["n"] == 1 else
+                       "../src/net/a.c:3:5: warning: unused variable 'u' [-Wunused-variable]\n")
+        b = kbuild.ObjectBuild("build_32bit", self.repo, make, self.build, div64=True,
+                               log=quiet)
+        res = b(self.commit("int e;\n"))
+        self.assertEqual(res.status, "fail")
+        self.assertIn("64-bit division without div_u64(): net/a.o: __udivdi3; new: ", res.message)
+        self.assertIn("unused variable", res.message)
+
     def test_header_change_compiles_the_series_sources(self):
         calls, make = self.fake_make()
         (self.repo / "include").mkdir()

@@ -66,3 +66,18 @@ class VmTest(unittest.TestCase):
 
 if __name__ == "__main__":
     unittest.main()
+
+
+class BootArgsTest(unittest.TestCase):
+    def test_guest_boots_with_four_level_paging(self):
+        # The debug kernel's boot-time KASAN report under 5-level paging
+        # (vm.BOOT_ARGS): every VM gets no5lvl on its command line.
+        with tempfile.TemporaryDirectory() as tmp:
+            args = Path(tmp) / "args"
+            body = f'printf "%s\\n" "$@" > {args}; eval "$(eval echo \\${{$#}})"; exit 0'
+            with mock.patch.object(vm, "VNG", fake_vng(tmp, body)), \
+                    mock.patch.dict(os.environ, {"VNG": "fake"}):
+                res = vm.run_vm(tmp, "true", Path(tmp) / "rw", timeout=20)
+            self.assertTrue(res.ok, res.reason())
+            got = args.read_text().splitlines()
+            self.assertEqual(got[got.index("--append") + 1], "no5lvl")

@@ -93,15 +93,15 @@ class ObjectBuild:
         if code:
             return Result("fail", f"{line}; build broken: {first_error(after)}", after)
         new = new_warnings(wb, wa)
-        if new:
-            return Result("fail", f"{line}; new: {new[0]}", "\n".join(new))
-        if self.div64:
-            calls = sorted(f"{obj}: {sym}" for obj in objs
-                           for sym in undefined_symbols(self.build_dir / obj)
-                           if sym in DIV64_HELPERS)
-            if calls:
-                return Result("fail", f"{line}; 64-bit division without div_u64(): "
-                              f"{calls[0]}", "\n".join(calls))
+        # A division the 32-bit link would refuse is named first, whatever
+        # new warnings come with it.
+        calls = sorted(f"{obj}: {sym}" for obj in objs
+                       for sym in undefined_symbols(self.build_dir / obj)
+                       if sym in DIV64_HELPERS) if self.div64 else []
+        found = ([f"64-bit division without div_u64(): {calls[0]}"] if calls else []) + (
+            [f"new: {new[0]}"] if new else [])
+        if found:
+            return Result("fail", f"{line}; " + "; ".join(found), "\n".join(calls + new))
         return Result("pass", line)
 
 
