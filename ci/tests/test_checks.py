@@ -425,18 +425,20 @@ class ObjectBuildTest(unittest.TestCase):
         self.assertEqual((res.status, res.message),
                          ("skip", "no clang >= 17.0.1 (found: clang 14.0.6)"))
 
-    def test_div64_helpers_fail_32bit(self):
-        # A real 32-bit object when the host can make one, else any object
-        # that calls __udivdi3.
+    def compile_udivdi3_caller(self):
+        """Compile net/a.o, an object that calls __udivdi3 (what a u64
+        division becomes on a 32-bit kernel)."""
         src = self.build / "net/a.c"
-        src.parent.mkdir(parents=True)
+        src.parent.mkdir(parents=True, exist_ok=True)
         src.write_text("unsigned long long __udivdi3(unsigned long long, unsigned long long);\n"
                        "unsigned long long r(unsigned long long a, unsigned long long b)\n"
                        "{ return __udivdi3(a, b); }\n")
+        subprocess.run(["gcc", "-O2", "-c", str(src), "-o", str(self.build / "net/a.o")],
+                       check=True)
 
+    def test_div64_helpers_fail_32bit(self):
         def make(objs):
-            subprocess.run(["gcc", "-O2", "-c", str(src), "-o", str(self.build / "net/a.o")],
-                           check=True)
+            self.compile_udivdi3_caller()
             return 0, ""
         b = kbuild.ObjectBuild("build_32bit", self.repo, make, self.build, div64=True,
                                log=quiet)
@@ -449,16 +451,10 @@ class ObjectBuildTest(unittest.TestCase):
     def test_div64_is_named_beside_new_warnings(self):
         # The main command's control has both: the check stopped at the
         # warning and the division went unnamed.
-        src = self.build / "net/a.c"
-        src.parent.mkdir(parents=True)
-        src.write_text("unsigned long long __udivdi3(unsigned long long, unsigned long long);\n"
-                       "unsigned long long r(unsigned long long a, unsigned long long b)\n"
-                       "{ return __udivdi3(a, b); }\n")
         warned = {"n": 0}
 
         def make(objs):
-            subprocess.run(["gcc", "-O2", "-c", str(src), "-o", str(self.build / "net/a.o")],
-                           check=True)
+            self.compile_udivdi3_caller()
             warned["n"] += 1
             return 0, ("" if warned["n"] == 1 else
                        "../src/net/a.c:3:5: warning: unused variable 'u' [-Wunused-variable]\n")
