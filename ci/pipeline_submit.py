@@ -10,14 +10,12 @@ each prerequisite as merged, so a blocked series goes through b4 as it will
 be posted (on the base with its prerequisite merged, no prerequisite ids),
 and reports the real order: what can be posted now, what waits for what."""
 
-import json
-
-from ci.pipeline_common import BRANCH_PREFIX, ROOT, StageFailed, log
+from ci.pipeline_common import BRANCH_PREFIX, StageFailed, log
 from ci.pipeline_tree import TreeStages
-from tools.bench.bench_runner import source_stamp
 from tools.series import b4flow
 from ci import report
 from tools.series import series
+from common.stamp import write_source_stamp
 
 # The dry run needs a sender other than the role identity; a machine without
 # a git identity sends (to nowhere) as this one.
@@ -64,9 +62,7 @@ class SubmitStages(TreeStages):
         if failed:
             raise StageFailed(f"b4: {failed}")
         # The project commit the report comes from (ci/tests/test_results_fresh.py).
-        (self.results / "b4").mkdir(parents=True, exist_ok=True)
-        (self.results / "b4/source.json").write_text(
-            json.dumps(source_stamp(ROOT), indent=1) + "\n")
+        write_source_stamp(self.results / "b4")
         taken = (f" ({', '.join(prerequisites)} taken as merged: the series building on it "
                  "go through b4 as they will be posted)" if prerequisites else "")
         stage.summary = (f"{len(jobs)} series through b4 prep/check/send -o; mbox round trip "

@@ -45,8 +45,8 @@ from ci import report
 from ci.ktap_parse import Ktap, parse_results, parse_runner, parse_tdc
 from common.cache import cache_dir
 from common.programs import PROGRAMS_TXT, read_programs
+from common.stamp import write_source_stamp
 from ci import vm
-from tools.bench.bench_runner import source_stamp
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -604,8 +604,7 @@ def run_matrix(kernels, outdir, bindir=ROOT / "build/cxx", tree="", timeout=1800
     runs, boot_cases, problems, listed_only = {}, [], [], []
     # The results say which commit of the project made them
     # (ci/tests/test_results_fresh.py reads it from copies kept in Documentation/).
-    Path(outdir).mkdir(parents=True, exist_ok=True)
-    (Path(outdir) / "source.json").write_text(json.dumps(source_stamp(ROOT), indent=1) + "\n")
+    write_source_stamp(outdir)
     for label, build in kernels.items():
         shared_dir = Path(outdir) / label
         log(f"  booting the {label} kernel (TCG) and running {len(progs)} program(s)")
@@ -627,7 +626,8 @@ def run_matrix(kernels, outdir, bindir=ROOT / "build/cxx", tree="", timeout=1800
             f"(console: {res.log_path})")
         boot_cases.append(report.Case(f"vm.{label}", "boot and run", "pass" if res.ok else "fail",
                                       res.reason()))
-        if not res.ok or not (shared_dir / "complete").is_file():
+        complete = res.ok and (shared_dir / "complete").is_file()
+        if not complete:
             # The programs that finished are judged; one that was still
             # running (a hung test) is named, its listed cases never ran.
             hung = unfinished(shared_dir, progs, tree, tests)
@@ -635,16 +635,15 @@ def run_matrix(kernels, outdir, bindir=ROOT / "build/cxx", tree="", timeout=1800
             if hung:
                 boot_cases.append(report.Case(f"selftests.{label}",
                                               f"{hung[0]}: exit code and plan", "fail", hung[1]))
-            runs[label] = {p: read_program(shared_dir, p, k, tree, tests.get(p, ""))
-                           for p, k in progs if (shared_dir / f"{p}.rc").is_file()}
-            continue
-        if (shared_dir / "no-timers").is_file():
+        elif (shared_dir / "no-timers").is_file():
             problems.append(f"{label} VM: the kernel has no POSIX timers "
                             f"({(shared_dir / 'no-timers').read_text().strip()}): the runner's "
                             "900 s limit per program and ping's -W never fire "
                             "(CONFIG_POSIX_TIMERS, kernel/configs/vng.config)")
-        runs[label] = {prog: read_program(shared_dir, prog, kind, tree, tests.get(prog, ""))
-                       for prog, kind in progs}
+        # After a complete run every program is read (one without results
+        # fails as such); after a stopped one, those that finished.
+        runs[label] = {p: read_program(shared_dir, p, k, tree, tests.get(p, ""))
+                       for p, k in progs if complete or (shared_dir / f"{p}.rc").is_file()}
     out = judge(runs, expect, progs, list(kernels), problems, listed_only)
     out.cases = boot_cases + out.cases
     out.matrix += install_note

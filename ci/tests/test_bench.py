@@ -554,13 +554,13 @@ class MoreRepetitionsTest(unittest.TestCase):
 
 class SourceStampTest(unittest.TestCase):
     def test_stamp_names_the_commit_and_the_patches(self):
-        from tools.bench import bench_runner
+        from common.stamp import source_stamp
         from tools.bench import bench_report
-        stamp = bench_runner.source_stamp()
-        self.assertRegex(stamp["commit"], r"^[0-9a-f]{40}$")
-        self.assertRegex(stamp["patches_sha256"], r"^[0-9a-f]{64}$")
-        line = bench_report.source_lines(stamp)[0]
-        self.assertIn(stamp["commit"][:12], line)
+        got = source_stamp()
+        self.assertRegex(got["commit"], r"^[0-9a-f]{40}$")
+        self.assertRegex(got["patches_sha256"], r"^[0-9a-f]{64}$")
+        line = bench_report.source_lines(got)[0]
+        self.assertIn(got["commit"][:12], line)
         self.assertIn("not recorded", bench_report.source_lines(None)[0])
 
 

@@ -1,8 +1,8 @@
 """Documentation/results/ holds no result older than the code it describes.
 
 A results directory is stamped when it holds a bench.json with
-environment.source, or a source.json, as tools/bench/bench_runner.py
-source_stamp() writes them: the project commit, whether the tree had local
+environment.source, or a source.json, as common/stamp.py source_stamp()
+writes them: the project commit, whether the tree had local
 changes, and the sha256 of patches/. A stamped directory is fresh when
 
 - its stamp is clean and its commit is in the history;
@@ -187,9 +187,16 @@ class CraftedResultsTest(unittest.TestCase):
         self.assertEqual(results_problems(self.root), [])
 
     def test_digest_is_source_stamps(self):
-        from tools.bench import bench_runner
-        self.assertEqual(bench_runner.source_stamp(self.root)["patches_sha256"],
+        from common.stamp import source_stamp
+        self.assertEqual(source_stamp(self.root)["patches_sha256"],
                          self.stamp["patches_sha256"])
+
+    def test_stamp_is_dirty_by_any_change_but_the_documentation(self):
+        from common.stamp import source_stamp
+        self.write(f"{RESULTS}/vm-debug/source.json", "{}\n")
+        self.assertFalse(source_stamp(self.root)["dirty"])
+        self.write("ci/selftests_run.py", "changed = True\n")
+        self.assertTrue(source_stamp(self.root)["dirty"])
 
     def test_cover_letter_is_no_input(self):
         self.write("patches/net-next/dummy/0000-cover-letter.patch", "cover, with results\n")

@@ -8,7 +8,6 @@ tracepoints, devcost.json; the sink scenarios' per-queue records, which the
 result carries as "records": bench_sinks.py) and writes `complete` last.
 """
 
-import hashlib
 import json
 import os
 import platform
@@ -16,7 +15,7 @@ import subprocess
 import time
 from pathlib import Path
 
-from common.git import GitError, git
+from common.stamp import source_stamp
 from tools.bench.bench_config import KERNELS, scenarios_for
 from tools.bench.bench_pinning import Pinner
 from tools.bench.bench_sinks import read_records
@@ -144,24 +143,6 @@ def run_repetitions(args, kernels, out, log):
                 + ", ".join(f"{s}={v / 1e6:.2f}M" if v else f"{s}=ERR" for s, v in got.items()))
         runs.append(rep_res)
     return runs, tracepoints, devcost, order, pinning
-
-
-def source_stamp(root=Path(__file__).resolve().parents[2]):
-    """The project commit the results come from, whether the work tree
-    differed from it, and a digest of patches/ (what the patched kernel
-    was built from): results older than the code they describe show."""
-    def git_or_empty(*args):
-        try:
-            return git(root, *args)
-        except GitError:
-            return ""
-    digest = hashlib.sha256()
-    for f in sorted((root / "patches").rglob("*.patch")):
-        digest.update(f.relative_to(root).as_posix().encode() + b"\0" + f.read_bytes())
-    return {"commit": git_or_empty("rev-parse", "HEAD") or "unknown",
-            "dirty": bool(git_or_empty("status", "--porcelain", "--", "patches", "tools",
-                                       "kernel")),
-            "patches_sha256": digest.hexdigest()}
 
 
 def environment(args, base_desc):
