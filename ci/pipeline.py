@@ -39,6 +39,7 @@ from ci.pipeline_host import HostStages
 from ci.pipeline_mail import MailStages
 from ci.pipeline_submit import SubmitStages
 from ci import report
+from common.stamp import write_source_stamp
 from tools.series import series
 
 
@@ -164,6 +165,8 @@ def main(argv=None):
     results = Path(args.results)
     shutil.rmtree(results, ignore_errors=True)
     (results / "logs").mkdir(parents=True)
+    # Before any stage: the commit (and local changes) the results are of.
+    write_source_stamp(results)
     return Pipeline(args.mode, results).run(args.only)
 
 

@@ -44,6 +44,14 @@ def environment():
             "date": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}
 
 
+def source(folder):
+    """The run's source stamp (folder/source.json), or {} if it has none."""
+    try:
+        return json.loads((Path(folder) / "source.json").read_text())
+    except (OSError, ValueError):
+        return {}
+
+
 def write(folder, mode, base, stages, patches, series_results):
     folder = Path(folder)
     cases = [c for s in stages for c in s.cases]
@@ -52,6 +60,8 @@ def write(folder, mode, base, stages, patches, series_results):
         "ok": all(s.status != "fail" for s in stages),
         "base": {k.lower(): v for k, v in base.items()},
         "environment": environment(),
+        # The project's commit the run is of (ci/pipeline.py stamps it first).
+        "source": source(folder),
         "stages": [{"name": s.name, "status": s.status, "seconds": round(s.seconds, 1),
                     "summary": s.summary} for s in stages],
         "patches": [p.as_dict() for p in patches],
@@ -71,6 +81,11 @@ def markdown(data, stages, patches):
         lines += [f"Base: {base.get('base_package')} {base.get('base_version')}"
                   f"{'' if pinned else ' (NOT the pinned base)'}, tarball sha256 "
                   f"`{base.get('base_tarball_sha256', 'n/a')}`, git `{base.get('base_tag')}`.", ""]
+    src = data.get("source") or {}
+    if src:
+        lines += [f"Project: `{str(src.get('commit'))[:12]}`"
+                  f"{' with local changes' if src.get('dirty', True) else ''}, patches/ sha256 "
+                  f"`{str(src.get('patches_sha256'))[:16]}`.", ""]
     env = data["environment"]
     lines += [f"Host: {env['cpus']} CPUs, gcc {env['gcc']}, {env['vng']}; {env['date']}.", ""]
     lines += ["## Stages", "", "| stage | status | minutes | summary |", "|---|---|---|---|"]

@@ -71,6 +71,31 @@ class PipelineTest(unittest.TestCase):
         self.assertIn("## vm: details", text)
         self.assertIn("peer suite tdc: 2 case(s); regressions 0", text)
 
+    def test_run_is_stamped_with_the_project_commit(self):
+        # main() stamps the results before any stage; the summary names it.
+        tmp = Path(tempfile.mkdtemp())
+        results = tmp / "results"
+        old_cache = pipeline.CACHE
+        pipeline.CACHE = tmp / "cache"
+        try:
+            with mock.patch.object(pipeline.Pipeline, "run", return_value=0):
+                self.assertEqual(pipeline.main(["test", "--results", str(results)]), 0)
+        finally:
+            pipeline.CACHE = old_cache
+        stamp = json.loads((results / "source.json").read_text())
+        head = pipeline.series.git(pipeline.ROOT, "rev-parse", "HEAD")
+        self.assertEqual(stamp["commit"], head)
+        with contextlib.redirect_stdout(io.StringIO()):
+            Fake(str(results), None).run()
+        data = json.loads((results / "results.json").read_text())
+        self.assertEqual(data["source"], stamp)
+        self.assertIn(f"Project: `{head[:12]}`", (results / "summary.md").read_text())
+
+    def test_unstamped_run_has_no_project_line(self):
+        p, _, _, data = self.run_fake(None)
+        self.assertEqual(data["source"], {})
+        self.assertNotIn("Project:", (Path(p.results) / "summary.md").read_text())
+
     def test_crash_in_stage_is_a_failure(self):
         class Crash(Fake):
             def stage_checks(self, stage):

@@ -38,6 +38,9 @@ INPUTS = {
     "vm-debug": VM, "vm-kcsan": VM,
     "stable": VM + ["tools/series/stable.py", "ci/stable_vm.py"],
     "b4": ["patches", "tools/series/b4flow.py"],
+    # The test command's record (ci/pipeline.py stamps its results): of
+    # everything but the documentation, as the stamp's "dirty" is.
+    "test-run": [".", ":(exclude)Documentation"],
     "": ["."],
 }
 
@@ -244,6 +247,18 @@ class CraftedResultsTest(unittest.TestCase):
         self.write(f"{RESULTS}/README.md",
                    "# Results\n\n## Stale\n\n- `test-run.md`, `vm-kcsan/`: old\n\n## Other\n")
         self.assertEqual(results_problems(self.root), [])
+
+    def test_test_run_is_of_everything_but_the_documentation(self):
+        self.write(f"{RESULTS}/test-run/source.json", json.dumps(self.stamp))
+        self.write(f"{RESULTS}/test-run/summary.md", "# Pipeline test: PASS\n")
+        self.commit("test run")
+        self.write("Documentation/guide.md", "more words\n")
+        self.assertEqual(results_problems(self.root), [])
+        self.write("selftests/programs.txt", "b ktap b\n")
+        self.assertEqual(results_problems(self.root), [
+            f"test-run/{name}: its inputs changed since {self.stamp['commit'][:12]}: "
+            "selftests/programs.txt, and README.md does not list it as stale"
+            for name in ("source.json", "summary.md")])
 
     def test_listed_but_gone(self):
         self.write(f"{RESULTS}/README.md", "## Stale\n\n- `test-run.md`, `vm-debug/`: old\n")
