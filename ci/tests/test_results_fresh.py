@@ -8,7 +8,9 @@ changes, and the sha256 of patches/. A stamped directory is fresh when
 - its stamp is clean and its commit is in the history;
 - its patches sha256 is the digest of patches/ at that commit (else the run
   was not of that commit's patches);
-- none of its inputs (INPUTS) changed from that commit to the work tree.
+- none of its inputs (INPUTS) changed from that commit to the work tree
+  (for results of the kernel alone, KERNEL_ONLY, a patch that touches only
+  tools/testing/selftests/, before and after, is no input).
 
 Every other results file, and one whose stamp is not fresh, must be listed
 under "## Stale" in Documentation/results/README.md; a listed path must
@@ -43,6 +45,10 @@ INPUTS = {
     "test-run": [".", ":(exclude)Documentation"],
     "": ["."],
 }
+# Made from the kernels alone: the benchmark builds the base and patched
+# trees and runs tools/bench, no selftest of the series.
+KERNEL_ONLY = {"bench"}
+SELFTESTS = "tools/testing/selftests/"
 
 
 def git(root, *args, check=True):
@@ -89,8 +95,18 @@ def stale_listed(root):
             for p in re.findall(r"`([^`]+)`", line.split(":", 1)[0])]
 
 
-def stamp_problem(root, stamp, inputs):
-    """Why a stamped directory is not fresh; "" if it is."""
+def selftests_only(root, commit, name):
+    """Whether the patch file `name` touches only tools/testing/selftests/
+    both at commit and in the work tree (either may lack it)."""
+    old = git(root, "show", f"{commit}:{name}", check=False).stdout
+    new = (root / name).read_text() if (root / name).is_file() else ""
+    paths = set(re.findall(r"^diff --git a/(\S+) b/", old + new, re.M))
+    return bool(paths) and all(p.startswith(SELFTESTS) for p in paths)
+
+
+def stamp_problem(root, stamp, inputs, kernel_only=False):
+    """Why a stamped directory is not fresh; "" if it is. With kernel_only,
+    patches that touch only the selftests are no input."""
     commit = stamp.get("commit", "")
     if stamp.get("dirty", True):
         return f"stamped from a tree with local changes at {commit[:12]}"
@@ -101,6 +117,9 @@ def stamp_problem(root, stamp, inputs):
     changed = git(root, "diff", "--name-only", commit, "--", *inputs, COVER).stdout.split()
     changed += git(root, "ls-files", "--others", "--exclude-standard", "--", *inputs,
                    COVER).stdout.split()
+    if kernel_only:
+        changed = [n for n in changed
+                   if not (n.startswith("patches/") and selftests_only(root, commit, n))]
     if changed:
         shown = ", ".join(changed[:3]) + (f" and {len(changed) - 3} more" if len(changed) > 3
                                           else "")
@@ -131,7 +150,7 @@ def results_problems(root=ROOT):
         if top not in verdicts:
             stamp = stamp_of(base / top) if top else None
             verdicts[top] = ("no source stamp" if stamp is None else
-                             stamp_problem(root, stamp, INPUTS[top]))
+                             stamp_problem(root, stamp, INPUTS[top], top in KERNEL_ONLY))
         if verdicts[top]:
             problems.append(f"{rel}: {verdicts[top]}, and README.md does not list it as stale")
     return problems
@@ -217,6 +236,25 @@ class CraftedResultsTest(unittest.TestCase):
             "it as stale"])
         self.commit("bench")
         self.assertEqual(len(results_problems(self.root)), 2)
+
+    def test_selftest_patch_is_no_input_of_the_benchmark(self):
+        selftest = ("diff --git a/tools/testing/selftests/net/t.py "
+                    "b/tools/testing/selftests/net/t.py\n")
+        self.write("patches/net/qdisc/0002-test.patch", selftest)
+        self.commit("test")
+        stamp = {"commit": git(self.root, "rev-parse", "HEAD").stdout.strip(), "dirty": False,
+                 "patches_sha256": patches_digest_at(self.root, "HEAD")}
+        self.write(f"{RESULTS}/bench/bench.json", json.dumps({"environment": {"source": stamp}}))
+        self.write(f"{RESULTS}/b4/source.json", json.dumps(stamp))
+        self.commit("results")
+        self.write("patches/net/qdisc/0002-test.patch", selftest + "+more\n")
+        self.assertEqual(results_problems(self.root), [
+            f"b4/source.json: its inputs changed since {stamp['commit'][:12]}: "
+            "patches/net/qdisc/0002-test.patch, and README.md does not list it as stale"])
+        # A patch that also touches the kernel, in either version, is an input.
+        self.write("patches/net/qdisc/0002-test.patch",
+                   selftest + "diff --git a/net/sched/x.c b/net/sched/x.c\n")
+        self.assertIn("bench/bench.json: its inputs changed since", results_problems(self.root)[1])
 
     def test_new_patch_since(self):
         self.write("patches/net/qdisc/0002-more.patch", "more\n")
