@@ -18,7 +18,7 @@ from ci.pipeline_common import (CACHE, ROOT, TEST_FRAGMENTS, X86_BUILD, Stage, S
 from ci.pipeline_tree import TreeStages
 from tools.series.checks import (kbuild, linters, patchwork, per_series, selftest, source,
                                  xmit)
-from ci import report
+from ci import kconfig_tree, report
 from tools.series import series
 
 CONTROLS = ROOT / "ci/negative-controls"
@@ -163,12 +163,37 @@ class CheckStages(TreeStages):
         # Leave the tree and its build at the tip: that is the patched kernel.
         self.checkout(tree, self.tip)
         self.build(tree, out, "build-series", ["W=1"])
+        config_ok, config_msg = self.test_config(tree)
+        stage.cases.append(report.Case("series", "test_config", "pass" if config_ok else "fail",
+                                       config_msg))
+        log(f"  test_config: {config_msg}")
         stage.summary = (f"{len(self.patch_reports)} patches x {len(patchwork.CHECKS)} checks: "
                          f"{len(bad)} patch(es) failing; warnings (patch:check) "
                          f"{', '.join(warned) or 'none'}; series checks "
                          f"{'ok' if not bad_series else 'NOT GREEN: ' + ', '.join(bad_series)}")
-        if bad or bad_series:
+        if not config_ok:
+            stage.summary += f"; {config_msg}"
+        if bad or bad_series or not config_ok:
             raise StageFailed(stage.summary)
+
+    def test_config(self, tree: Path) -> tuple[bool, str]:
+        """The test kernel's net-tests.config against x86_64 defconfig and the
+        config of each selftest collection the VM runs, at the tree's tip
+        (ci/kconfig_tree.py)."""
+        out = self.ws / "series" / "defconfig"
+        out.mkdir(parents=True, exist_ok=True)
+        sh(["make", "-C", str(tree), f"O={out}", "ARCH=x86_64", "-s", "defconfig"],
+           self.logfile("test_config"))
+        colls = kconfig_tree.collections()
+        frags = {}
+        for c in colls:
+            path = kconfig_tree.SELFTESTS / c / "config"
+            frags[c] = git(tree, "show", f"{self.tip}:{path}", error=StageFailed)
+        fragment = TEST_FRAGMENTS[-1]
+        problems = kconfig_tree.untracked(fragment.read_text(), frags,
+                                          (out / ".config").read_text())
+        return not problems, kconfig_tree.report(problems, fragment.relative_to(ROOT).as_posix(),
+                                                 colls)
 
     def mode_gate(self, name: str) -> str | None:
         """Why check `name` does not run in this mode (BUILD_CHECK_MODES), or None."""
