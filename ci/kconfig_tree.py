@@ -13,7 +13,8 @@ import re
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 
-from common.programs import read_programs
+from ci import selftests_run
+from common.programs import PROGRAMS_TXT, read_programs
 
 OPTION = re.compile(r"^(CONFIG_[A-Za-z0-9_]+)=(\S+)", re.M)
 # A program of kind tdc runs the tree's tc-testing.
@@ -26,15 +27,14 @@ def options(text: str) -> dict[str, str]:
     return dict(OPTION.findall(text))
 
 
-def collections(programs_txt: str | Path | None = None) -> list[str]:
-    """The tree's selftest collections the VM programs run, in order."""
-    progs = read_programs(programs_txt) if programs_txt else read_programs()
-    out: list[str] = []
-    for p in progs:
-        coll = (p.kselftest.partition(":")[0] if p.kind == "kselftest"
-                else TDC_COLLECTION if p.kind == "tdc" else "")
-        if coll and coll not in out:
-            out.append(coll)
+def collections(programs_txt: str | Path = PROGRAMS_TXT) -> list[str]:
+    """The tree's selftest collections the VM programs run: those of the
+    kselftest programs, in order, then tc-testing if a tdc program runs."""
+    progs = read_programs(programs_txt)
+    tests = {p.name: p.kselftest for p in progs if p.kind == "kselftest"}
+    out = selftests_run.kselftest_collections([(p.name, p.kind) for p in progs], tests)
+    if any(p.kind == "tdc" for p in progs):
+        out.append(TDC_COLLECTION)
     return out
 
 
