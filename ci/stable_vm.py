@@ -33,6 +33,10 @@ def build_and_boot(t: stable.Tree, info: dict[str, str], ws: Path, results: str 
     progs, expect = stable.vm_plan(t.version, net=net)  # a bad plan fails before the builds
     src = stable.worktree_for(info["BASE_REPO"], ws / f"stable-{t.version}" / "src",
                               info["BASE_TAG"])
+    absent = stable.drop_absent_tdc(expect, progs, stable.tdc_ids(src, t.branch))
+    if absent:
+        log(f"  tc-testing cases expectations.json lists that stable {t.version} does not have "
+            f"(no entry there): {', '.join(absent)}")
     builds = {}
     for label, rev in (("base", info["BASE_TAG"]), ("patched", t.branch)):
         series.git(src, "checkout", "-q", "-f", "--detach", rev)

@@ -320,6 +320,35 @@ class PinTest(unittest.TestCase):
         with self.assertRaises(stable.StableError):
             stable.vm_plan("9.9")
 
+    def test_tc_testing_cases_the_stable_tree_lacks(self):
+        # 6.1's and 6.12's tc-testing lack 82d9 and c797 (upstream added them
+        # later): run with their entries, the base kernel, which runs only the
+        # listed cases, found none and tdc exited 4 ("No tests found").
+        with tempfile.TemporaryDirectory() as tmp:
+            tree = Path(tmp)
+            tests = tree / stable.TDC_TESTS / "qdiscs"
+            tests.mkdir(parents=True)
+            (tests / "codel.json").write_text('[{"id": "a001", "name": "x"},\n'
+                                              ' {\n  "id":   "82d9", "name": "y"}]\n')
+            subprocess.run(["git", "init", "-q"], cwd=tree, check=True)
+            subprocess.run(["git", "add", "."], cwd=tree, check=True)
+            commit = ["git", "commit", "-qam", "t"]
+            subprocess.run(commit, cwd=tree, check=True, env={**os.environ, **ROLE})
+            (tests / "codel.json").write_text('[{"name": "no id"}]\n')
+            subprocess.run(commit, cwd=tree, check=True, env={**os.environ, **ROLE})
+            (tests / "codel.json").write_text('[{"id": "ffff"}]\n')  # not committed
+            self.assertEqual(stable.tdc_ids(tree, "HEAD~1"), {"a001", "82d9"})
+            with self.assertRaises(stable.StableError):
+                stable.tdc_ids(tree, "HEAD")
+        progs, expect = stable.vm_plan("6.1")
+        self.assertIn("c797", expect["tc-testing"])
+        kept = dict(expect["qdisc_bypass"])
+        dropped = stable.drop_absent_tdc(expect, progs, {"82d9", "a001"})
+        self.assertIn("c797", dropped)
+        self.assertNotIn("82d9", dropped)
+        self.assertEqual(set(expect["tc-testing"]), {"82d9"})
+        self.assertEqual(expect["qdisc_bypass"], kept)  # other programs untouched
+
     def test_vm_build_failure_names_tree_and_kernel(self):
         # A stable kernel that does not build: the error names the tree, the
         # kernel (base or patched) and shows the end of the build output.
@@ -328,6 +357,7 @@ class PinTest(unittest.TestCase):
         failed = subprocess.CompletedProcess([], 2, "", "dummy.c:1: error: boom\n")
         with tempfile.TemporaryDirectory() as tmp, \
                 mock.patch.object(stable, "worktree_for", return_value=Path(tmp)), \
+                mock.patch.object(stable, "tdc_ids", return_value={"82d9"}), \
                 mock.patch.object(stable.series, "git"), \
                 mock.patch.object(stable_vm.subprocess, "run", return_value=failed):
             with self.assertRaises(stable.StableError) as cm:
