@@ -11,6 +11,7 @@ a matrix fails, naming the tree.
 """
 
 import argparse
+import os
 import subprocess
 import sys
 from collections.abc import Callable
@@ -18,19 +19,35 @@ from pathlib import Path
 
 from ci import selftests_run
 from common.cache import cache_dir
+from common.programs import read_programs
 from ci.pipeline_common import ROOT, TEST_FRAGMENTS
 from tools.series import series, stable
 from tools.series.stable import StableError
 
+# The C++ programs the VMs run (@BIN@ of programs.txt): the userspace stage's.
+BINDIR = ROOT / "build/cxx"
+
+
+def unbuilt(progs: list[tuple[str, str]], bindir: Path = BINDIR) -> list[str]:
+    """The @BIN@ executables of progs that bindir lacks."""
+    commands = {p.name: p.command.split()[0] for p in read_programs()}
+    paths = [bindir / commands[name].removeprefix("@BIN@/") for name, _ in progs
+             if commands.get(name, "").startswith("@BIN@/")]
+    return [str(p) for p in paths if not os.access(p, os.X_OK)]
+
 
 def build_and_boot(t: stable.Tree, info: dict[str, str], ws: Path, results: str | Path,
                    log: Callable[[str], object] = print,
-                   net: Path = stable.NET_PATCHES) -> selftests_run.MatrixVerdict:
+                   net: Path = stable.NET_PATCHES,
+                   bindir: Path = BINDIR) -> selftests_run.MatrixVerdict:
     """Build the stable tree's base and patched (branch stable/<version>)
     kernels and run stable.vm_plan()'s programs on both (selftests_run.run_matrix).
     Returns its MatrixVerdict; raises StableError naming the tree and kernel whose
     build failed."""
     progs, expect = stable.vm_plan(t.version, net=net)  # a bad plan fails before the builds
+    if missing := unbuilt(progs, bindir):
+        raise StableError(f"stable {t.version}: no {', '.join(missing)}: build the C++ programs "
+                          "first (./ci/test.sh --only setup base apply userspace)")
     src = stable.worktree_for(info["BASE_REPO"], ws / f"stable-{t.version}" / "src",
                               info["BASE_TAG"])
     absent = stable.drop_absent_tdc(expect, progs, stable.tdc_ids(src, t.branch))
@@ -52,8 +69,8 @@ def build_and_boot(t: stable.Tree, info: dict[str, str], ws: Path, results: str 
                               f"(kernel/build.sh exit {res.returncode}):\n  {tail}")
         builds[label] = out
     # The tree's own selftests (run as @TREE@) are those of the stable tree.
-    return selftests_run.run_matrix(builds, Path(results) / "vm", tree=src, log=log,
-                                    expect=expect, progs=progs)
+    return selftests_run.run_matrix(builds, Path(results) / "vm", bindir=bindir, tree=src,
+                                    log=log, expect=expect, progs=progs)
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -360,9 +360,24 @@ class PinTest(unittest.TestCase):
                 mock.patch.object(stable, "tdc_ids", return_value={"82d9"}), \
                 mock.patch.object(stable.series, "git"), \
                 mock.patch.object(stable_vm.subprocess, "run", return_value=failed):
+            # The C++ programs not built: named before any kernel build.
+            bindir = Path(tmp) / "cxx"
             with self.assertRaises(stable.StableError) as cm:
                 stable_vm.build_and_boot(t, {"BASE_REPO": tmp, "BASE_TAG": "t"}, Path(tmp),
-                                         Path(tmp) / "results", log=lambda *_: None)
+                                         Path(tmp) / "results", log=lambda *_: None,
+                                         bindir=bindir)
+            self.assertIn(f"stable 6.12: no {bindir}/selftests/qdisc_bypass: build the C++ "
+                          "programs first", str(cm.exception))
+            stable_vm.subprocess.run.assert_not_called()
+            (bindir / "selftests").mkdir(parents=True)
+            (bindir / "selftests" / "qdisc_bypass").write_text("#!/bin/sh\n")
+            self.assertEqual(stable_vm.unbuilt([("qdisc_bypass", "ktap")], bindir),
+                             [f"{bindir}/selftests/qdisc_bypass"])  # not executable
+            (bindir / "selftests" / "qdisc_bypass").chmod(0o755)
+            with self.assertRaises(stable.StableError) as cm:
+                stable_vm.build_and_boot(t, {"BASE_REPO": tmp, "BASE_TAG": "t"}, Path(tmp),
+                                         Path(tmp) / "results", log=lambda *_: None,
+                                         bindir=bindir)
         msg = str(cm.exception)
         self.assertIn("stable 6.12: the base kernel does not build", msg)
         self.assertIn("dummy.c:1: error: boom", msg)
