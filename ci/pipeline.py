@@ -30,7 +30,7 @@ import time
 import traceback
 from pathlib import Path
 
-from ci.pipeline_common import (CACHE, FRAGMENTS, KERNEL_CONFIG, ROOT, WS, Stage, StageFailed,
+from ci.pipeline_common import (CACHE, EXTRA_FRAGMENTS, KERNEL_CONFIG, ROOT, WS, Stage, StageFailed,
                                 UsageError, log)
 from ci.pipeline_bench import BenchStages
 from ci.pipeline_boot import BootStages
@@ -62,9 +62,10 @@ class Pipeline(HostStages, CheckStages, SubmitStages, MailStages, BootStages, Be
         "main": ["setup", "base", "apply", "userspace", "build_base", "checks", "submission",
                  "mailing_list", "kunit", "vm", "vm_debug", "bench"],
     }
-    # userspace builds against the applied tree's uapi headers.
+    # userspace builds against the applied tree's uapi headers; build_base
+    # is configured from the selftest fragments of the series' tip.
     NEEDS = {"userspace": ["apply"], "host_tests": ["userspace"], "apply": ["base"],
-             "build_base": ["base"], "checks": ["apply"], "submission": ["apply"],
+             "build_base": ["apply"], "checks": ["apply"], "submission": ["apply"],
              "mailing_list": ["apply"],
              "kunit": ["apply"], "vm": ["build_base", "checks", "userspace"],
              "vm_debug": ["checks", "userspace"],
@@ -149,8 +150,8 @@ def main(argv=None):
     args = ap.parse_args(argv)
     try:
         Pipeline.select(args.mode, args.only)
-        if not FRAGMENTS[-1].is_file():
-            raise UsageError(f"KERNEL_CONFIG={KERNEL_CONFIG}: no {FRAGMENTS[-1]}")
+        if any(not f.is_file() for f in EXTRA_FRAGMENTS):
+            raise UsageError(f"KERNEL_CONFIG={KERNEL_CONFIG}: no {EXTRA_FRAGMENTS[0]}")
     except UsageError as err:
         print(f"error: {err}", file=sys.stderr)
         return 2

@@ -8,6 +8,7 @@ guard, a bound on code that is the same on both sides, only when not met)."""
 import argparse
 import os
 
+from common.programs import CXX_BUILD
 from ci.pipeline_common import ROOT, BuildProgress, StageFailed, log, sh
 from ci.pipeline_tree import TreeStages
 from ci import report
@@ -72,7 +73,7 @@ class BenchStages(TreeStages):
             kernels[label] = out / "linux"
         args = argparse.Namespace(
             base_kernel=kernels["base"], patched_kernel=kernels["patched"],
-            mqbench=ROOT / "build/cxx/tools/bench/mqbench", out=self.results / "bench",
+            mqbench=CXX_BUILD / "tools/bench/mqbench", out=self.results / "bench",
             repetitions=int(os.environ.get("BENCH_REPETITIONS", "7")),
             max_repetitions=int(os.environ.get("BENCH_MAX_REPETITIONS", "15")),
             seconds=float(os.environ.get("BENCH_SECONDS", "3")), cpus=2, timeout=900,

@@ -7,7 +7,8 @@ import dataclasses
 from typing import TYPE_CHECKING
 
 from common.git import git, git_run
-from ci.pipeline_common import (ROOT, TEST_FRAGMENTS, X86_BUILD, BuildProgress, Stage,
+from common.programs import CXX_BUILD
+from ci.pipeline_common import (ROOT, X86_BUILD, BuildProgress, Stage,
                                 StageFailed, log)
 from ci.pipeline_tree import TreeStages
 from ci import debug_checks
@@ -119,11 +120,11 @@ class BootStages(TreeStages):
         progs = [(p, k) for p, k in selftests_run.programs() if k != "tdc"]
         self.checkout(self.series_tree, self.tip)
         summaries, ok, details = [], True, []
-        bindir = ROOT / "build/cxx"
+        bindir = CXX_BUILD
         for cfg in ("debug", "kcsan"):
             out = self.ws / "series" / f"build-x86-{cfg}"
             self.build(self.series_tree, out, f"build-{cfg}",
-                       fragments=[*TEST_FRAGMENTS, ROOT / f"kernel/configs/{cfg}.config"])
+                       fragments=self.test_fragments([ROOT / f"kernel/configs/{cfg}.config"]))
             outdir = self.results / f"vm-{cfg}"
             faults = cfg == "debug"
             res = selftests_run.run_matrix(

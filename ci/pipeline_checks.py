@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from common.git import git, git_run
-from ci.pipeline_common import (CACHE, ROOT, TEST_FRAGMENTS, X86_BUILD, Stage, StageFailed, log,
+from ci.pipeline_common import (CACHE, ROOT, X86_BUILD, Stage, StageFailed, log,
                                 sh)
 from ci.pipeline_tree import TreeStages
 from tools.series.checks import (kbuild, linters, patchwork, per_series, selftest, source,
@@ -177,8 +177,9 @@ class CheckStages(TreeStages):
             raise StageFailed(stage.summary)
 
     def test_config(self, tree: Path) -> tuple[bool, str]:
-        """The test kernel's net-tests.config against x86_64 defconfig and the
-        config of each selftest collection the VM runs, at the tree's tip
+        """The project's config fragments against the tree's x86_64 defconfig
+        and the config of each selftest collection the VM runs, at the tip:
+        no copy of a tree fragment's line, defconfig-net.config as defconfig
         (ci/kconfig_tree.py)."""
         out = self.ws / "series" / "defconfig"
         out.mkdir(parents=True, exist_ok=True)
@@ -189,11 +190,10 @@ class CheckStages(TreeStages):
         for c in colls:
             path = kconfig_tree.SELFTESTS / c / "config"
             frags[c] = git(tree, "show", f"{self.tip}:{path}", error=StageFailed)
-        fragment = TEST_FRAGMENTS[-1]
-        problems = kconfig_tree.untracked(fragment.read_text(), frags,
-                                          (out / ".config").read_text())
-        return not problems, kconfig_tree.report(problems, fragment.relative_to(ROOT).as_posix(),
-                                                 colls)
+        problems = kconfig_tree.check(kconfig_tree.OWN.read_text(),
+                                      kconfig_tree.FIRST[1].read_text(), frags,
+                                      (out / ".config").read_text())
+        return not problems, kconfig_tree.report(problems, colls)
 
     def mode_gate(self, name: str) -> str | None:
         """Why check `name` does not run in this mode (BUILD_CHECK_MODES), or None."""
@@ -217,7 +217,7 @@ class CheckStages(TreeStages):
         def gated(name: str, why: str | None = None) -> str | None:
             return why or self.mode_gate(name)
 
-        frags = [*TEST_FRAGMENTS, NO_WERROR]
+        frags = self.test_fragments([NO_WERROR])
         out = base / "build-i386"
         builds["build_32bit"] = kbuild.ObjectBuild(
             "build_32bit", tree, maker("build_32bit", out, "i386", [*frags, I386], {}, ["W=1"]),

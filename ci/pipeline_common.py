@@ -24,15 +24,14 @@ if TYPE_CHECKING:
 ROOT = Path(__file__).resolve().parents[1]
 CACHE = cache_dir()
 WS = CACHE / "ws"
-# The test kernel's fragments; FRAGMENTS adds KERNEL_CONFIG's to them.
-TEST_FRAGMENTS = (ROOT / "kernel/configs/vng.config", ROOT / "kernel/configs/net-tests.config")
-FRAGMENTS = list(TEST_FRAGMENTS)
 # KERNEL_CONFIG=debug|kcsan adds kernel/configs/<name>.config to the x86
-# kernels, built in their own directories (build-x86-<name>).
+# test kernels (ci/kconfig_tree.py), built in their own directories
+# (build-x86-<name>).
 KERNEL_CONFIG = os.environ.get("KERNEL_CONFIG", "normal")
 X86_BUILD = "build-x86"
+EXTRA_FRAGMENTS: list[Path] = []
 if KERNEL_CONFIG != "normal":
-    FRAGMENTS.append(ROOT / f"kernel/configs/{KERNEL_CONFIG}.config")
+    EXTRA_FRAGMENTS.append(ROOT / f"kernel/configs/{KERNEL_CONFIG}.config")
     X86_BUILD = f"build-x86-{KERNEL_CONFIG}"
 BRANCH_PREFIX = "ci/"
 

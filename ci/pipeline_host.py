@@ -13,10 +13,11 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 from common.git import git_run
+from common.programs import CXX_BUILD
 from ci.pipeline_common import CACHE, ROOT, StageFailed, StageSet, sh
 from ci import report
 
-BUILD = ROOT / "build/cxx"
+BUILD = CXX_BUILD
 
 
 def ctest_cases(path):

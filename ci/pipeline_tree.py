@@ -11,9 +11,9 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from common.git import git, git_run
-from ci.pipeline_common import (BRANCH_PREFIX, CACHE, FRAGMENTS, ROOT, X86_BUILD, BuildProgress,
-                                Stage, StageFailed, StageSet, log, sh)
-from ci import report
+from ci.pipeline_common import (BRANCH_PREFIX, CACHE, EXTRA_FRAGMENTS, ROOT, X86_BUILD,
+                                BuildProgress, Stage, StageFailed, StageSet, log, sh)
+from ci import kconfig_tree, report
 from tools.series import series
 
 
@@ -24,9 +24,20 @@ class TreeStages(StageSet):
     def build(self, src: str | Path, out: str | Path, label: str, args: Sequence[str] = (),
               check: bool = True, fragments: Sequence[str | Path] | None = None,
               arch: str = "x86_64", env: dict[str, str] | None = None) -> tuple[int | None, str]:
+        """kernel/build.sh: by default the test kernel (self.test_fragments())."""
+        frags = fragments if fragments is not None else self.test_fragments()
         cmd = ["bash", str(ROOT / "kernel/build.sh"), str(src), str(out), arch,
-               *map(str, fragments or FRAGMENTS), "--", *args]
+               *map(str, frags), "--", *args]
+        env = {"KCONFIG_UNMET": str(kconfig_tree.UNMET), **(env or {})}
         return sh(cmd, self.logfile(label), check=check, progress=BuildProgress(label), env=env)
+
+    def test_fragments(self, extra: Sequence[Path] = tuple(EXTRA_FRAGMENTS)) -> list[Path]:
+        """The test kernel's fragments (kconfig_tree), the tree's as the apply
+        stage extracted them from the series' tip, then extra."""
+        try:
+            return kconfig_tree.test_fragments(self.ws, extra)
+        except kconfig_tree.MissingFragments as e:
+            raise StageFailed(str(e)) from e
 
     def worktree(self, name: str, rev: str) -> Path:
         """A worktree of the base repository at WS/name/src, recovered and reset."""
@@ -86,6 +97,8 @@ class TreeStages(StageSet):
             raise StageFailed("the series is empty: nothing to check")
         self.applied = applied
         self.tip_commit = series.git(tree, "rev-parse", f"{BRANCH_PREFIX}all")
+        # Every test kernel (base too) is configured from the tip's selftest fragments.
+        kconfig_tree.extract(tree, self.tip_commit, self.ws, error=StageFailed)
         for ser, patch, _ in applied:
             stage.cases.append(report.Case("apply", f"{ser.name}/{patch.name}", "pass", "applied"))
         # Round trip: exporting what was applied reproduces patches/ exactly.

@@ -44,7 +44,7 @@ from pathlib import Path
 from ci import report
 from ci.ktap_parse import Ktap, parse_results, parse_runner, parse_tdc
 from common.cache import cache_dir
-from common.programs import PROGRAMS_TXT, read_programs
+from common.programs import CXX_BUILD, PROGRAMS_TXT, read_programs
 from common.stamp import write_source_stamp
 from ci import vm
 
@@ -577,7 +577,7 @@ def unfinished(shared_dir, progs, tree="", tests=None):
     return None
 
 
-def run_matrix(kernels, outdir, bindir=ROOT / "build/cxx", tree="", timeout=1800, log=print,
+def run_matrix(kernels, outdir, bindir=CXX_BUILD, tree="", timeout=1800, log=print,
                expect=None, progs=None, churn_seconds=20, before=None, after=None,
                ksft_root=None):
     """kernels: {label: build_dir}. Boots each, runs the programs and judges

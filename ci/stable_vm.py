@@ -5,7 +5,9 @@ selftests/stable.json's plan.
 
 For each version: fetch and import the tree (tools/series/stable.py, cached),
 git am the net fixes on stable/<version>, build the tree's base and patched
-kernels (x86, the test kernel configs) and run the plan's programs on both
+kernels (x86, the test kernel configs: ci/kconfig_tree.py, the tree's
+selftest fragments as the series' tip has them, which the pipeline's apply
+stage extracts) and run the plan's programs on both
 (ci/selftests_run.py's matrix). The run fails when a kernel does not build or
 a matrix fails, naming the tree.
 """
@@ -17,18 +19,15 @@ import sys
 from collections.abc import Callable
 from pathlib import Path
 
-from ci import selftests_run
+from ci import kconfig_tree, selftests_run
 from common.cache import cache_dir
-from common.programs import read_programs
-from ci.pipeline_common import ROOT, TEST_FRAGMENTS
+from common.programs import CXX_BUILD, read_programs
+from ci.pipeline_common import ROOT
 from tools.series import series, stable
 from tools.series.stable import StableError
 
-# The C++ programs the VMs run (@BIN@ of programs.txt): the userspace stage's.
-BINDIR = ROOT / "build/cxx"
 
-
-def unbuilt(progs: list[tuple[str, str]], bindir: Path = BINDIR) -> list[str]:
+def unbuilt(progs: list[tuple[str, str]], bindir: Path = CXX_BUILD) -> list[str]:
     """The @BIN@ executables of progs that bindir lacks."""
     commands = {p.name: p.command.split()[0] for p in read_programs()}
     paths = [bindir / commands[name].removeprefix("@BIN@/") for name, _ in progs
@@ -39,7 +38,7 @@ def unbuilt(progs: list[tuple[str, str]], bindir: Path = BINDIR) -> list[str]:
 def build_and_boot(t: stable.Tree, info: dict[str, str], ws: Path, results: str | Path,
                    log: Callable[[str], object] = print,
                    net: Path = stable.NET_PATCHES,
-                   bindir: Path = BINDIR) -> selftests_run.MatrixVerdict:
+                   bindir: Path = CXX_BUILD) -> selftests_run.MatrixVerdict:
     """Build the stable tree's base and patched (branch stable/<version>)
     kernels and run stable.vm_plan()'s programs on both (selftests_run.run_matrix).
     Returns its MatrixVerdict; raises StableError naming the tree and kernel whose
@@ -54,13 +53,18 @@ def build_and_boot(t: stable.Tree, info: dict[str, str], ws: Path, results: str 
     if absent:
         log(f"  tc-testing cases expectations.json lists that stable {t.version} does not have "
             f"(no entry there): {', '.join(absent)}")
+    try:
+        frags = kconfig_tree.test_fragments(ws)
+    except kconfig_tree.MissingFragments as e:
+        raise StableError(f"stable {t.version}: {e}") from e
     builds = {}
     for label, rev in (("base", info["BASE_TAG"]), ("patched", t.branch)):
         series.git(src, "checkout", "-q", "-f", "--detach", rev)
         out = ws / f"stable-{t.version}" / f"build-x86-{label}"
         log(f"  building stable {t.version} {label} ({rev}) in {out}")
         res = subprocess.run(["bash", str(ROOT / "kernel/build.sh"), str(src), str(out),
-                              "x86_64", *map(str, TEST_FRAGMENTS)], text=True, capture_output=True)
+                              "x86_64", *map(str, frags)], text=True, capture_output=True,
+                             env={**os.environ, "KCONFIG_UNMET": str(kconfig_tree.UNMET)})
         (Path(results) / f"build-{label}.log").parent.mkdir(parents=True, exist_ok=True)
         (Path(results) / f"build-{label}.log").write_text(res.stdout + res.stderr)
         if res.returncode:

@@ -6,7 +6,10 @@
 # KCONFIG_BASE (default tinyconfig) is the starting config, e.g. allmodconfig;
 # LLVM=1 or LLVM=-NN builds with clang.
 # Fails when an option a fragment asks for did not survive olddefconfig (the
-# last fragment naming an option wins, as in merge_config.sh).
+# last fragment naming an option wins, as in merge_config.sh), unless
+# KCONFIG_UNMET names a file listing it ("CONFIG_X why" lines, or
+# "CONFIG_X@ARCH why" for one ARCH). "m" asked and "y" given counts as
+# applied: the module is built in.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 # shellcheck source=../ci/lib/common.sh
@@ -41,7 +44,8 @@ case "${LLVM:-}" in
 esac
 
 kbase=${KCONFIG_BASE:-tinyconfig}
-stamp=$( (echo "$kbase ${LLVM:-}"; cat "${frags[@]}") | sha256sum | cut -c1-16)
+unmet=${KCONFIG_UNMET:-/dev/null}
+stamp=$( (echo "$kbase ${LLVM:-}"; cat "${frags[@]}" "$unmet") | sha256sum | cut -c1-16)
 if [ "$(cat "$out/.config.fragments" 2>/dev/null)" != "$stamp" ] || [ ! -f "$out/.config" ]; then
 	log "configuring $out: $kbase + ${frags[*]##*/}"
 	"${mk[@]}" -s "$kbase" >/dev/null
@@ -50,13 +54,20 @@ if [ "$(cat "$out/.config.fragments" 2>/dev/null)" != "$stamp" ] || [ ! -f "$out
 	# An option the tree does not define (e.g. one a patch adds, asked for on
 	# the base too) is noted; one it defines but did not take is an error.
 	known() { grep -rqsE "^\s*(menu)?config ${1#CONFIG_}\s*$" --include='Kconfig*' "$src"; }
+	listed() { awk -v o="$1" -v a="$arch" '$1 == o || $1 == o "@" a { $1 = ""; print substr($0, 2); f = 1 } END { exit !f }' "$unmet"; }
 	missing=0
 	while IFS= read -r line; do
 		opt=${line%%=*}
 		case "$line" in
 		CONFIG_*=n) ! grep -q "^$opt=" "$out/.config" || { warn "config: $line not applied"; missing=1; } ;;
-		CONFIG_*=*) grep -qx "$line" "$out/.config" && continue
-			if known "$opt"; then
+		CONFIG_*=*) if grep -qx "$line" "$out/.config" ||
+				{ [ "${line#*=}" = m ] && grep -qx "$opt=y" "$out/.config"; }; then
+				! listed "$opt" >/dev/null || log "config: $opt is listed in $unmet but applied: take it off the list"
+				continue
+			fi
+			if why=$(listed "$opt"); then
+				log "config: $line not applied, as listed: $why"
+			elif known "$opt"; then
 				warn "config: $line not applied (unmet dependency?)"
 				missing=1
 			else

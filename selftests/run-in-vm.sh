@@ -52,6 +52,13 @@ if [ $rc -ne 124 ]; then
 	echo "timeout 1 sleep 3 exited $rc, not 124" > "$out/no-timers"
 	echo "### no POSIX timers: timeout 1 sleep 3 exited $rc, not 124"
 fi
+# The tree's net/config builds tunnel drivers in (IPV6_SIT, IPV6_VTI,
+# NET_IPIP, NET_IPVTI): each new network namespace would get their fallback
+# devices (sit0, tunl0, ...). The programs' namespaces hold lo alone.
+fb=/proc/sys/net/core/fb_tunnels_only_for_init_net
+if ! echo 1 > "$fb"; then
+	echo "### cannot write $fb: new namespaces get fallback tunnels"
+fi
 while read -r name kind cmd; do
 	case "$name" in '' | '#'*) continue ;; esac
 	[ -z "$only" ] || [[ ",$only," == *",$name,"* ]] || continue

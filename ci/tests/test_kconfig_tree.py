@@ -1,7 +1,9 @@
-"""ci/kconfig_tree.py: an option of the test kernel's fragment that neither
-x86_64 defconfig nor the tree's fragment of a collection the VM runs names
-fails, by its name."""
+"""ci/kconfig_tree.py: the test kernels take the tree's selftest fragments as
+the series' tip has them; a line of the project's fragments that copies a
+tree fragment, or a "defconfig" value that is not defconfig's, fails by its
+name."""
 
+import subprocess
 import tempfile
 import unittest
 from pathlib import Path
@@ -13,32 +15,71 @@ TREE = {"net": "CONFIG_DUMMY=y\nCONFIG_NET_SCH_SFQ=m\nCONFIG_USER_NS=y\n",
         "tc-testing": "CONFIG_NET_SCH_FQ_CODEL=m\nCONFIG_DUMMY=y\n"}
 
 
-class UntrackedTest(unittest.TestCase):
-    def test_named_by_the_tree_or_defconfig(self):
-        frag = ("CONFIG_NET=y\nCONFIG_NET_SCH_SFQ=m\nCONFIG_NET_SCH_FQ_CODEL=m\n"
-                "CONFIG_USER_NS=y\n# a comment\n")
-        self.assertEqual(kconfig_tree.untracked(frag, TREE, DEFCONFIG), [])
+class CheckTest(unittest.TestCase):
+    def test_own_lines_the_tree_does_not_have(self):
+        # A module where the tree builds it in is the project's own choice.
+        own = "CONFIG_DUMMY=m\n# a comment\nCONFIG_NET_SCH_MULTIQ=m\n"
+        self.assertEqual(kconfig_tree.check(own, "CONFIG_NET=y\n", TREE, DEFCONFIG), [])
 
-    def test_module_where_the_tree_builds_it_in(self):
-        self.assertEqual(kconfig_tree.untracked("CONFIG_DUMMY=m\n", TREE, DEFCONFIG), [])
+    def test_copy_of_a_tree_line(self):
+        self.assertEqual(kconfig_tree.check("CONFIG_DUMMY=y\nCONFIG_NET_SCH_SFQ=m\n", "",
+                                            TREE, DEFCONFIG),
+                         ["net-tests.config: CONFIG_DUMMY=y (copies net, tc-testing)",
+                          "net-tests.config: CONFIG_NET_SCH_SFQ=m (copies net)"])
 
-    def test_named_by_no_one(self):
-        self.assertEqual(kconfig_tree.untracked("CONFIG_NET_SCH_MULTIQ=m\n", TREE, DEFCONFIG),
-                         ["CONFIG_NET_SCH_MULTIQ=m (no fragment, not in defconfig)"])
-
-    def test_other_value_than_the_tree(self):
-        # Built in where the tree builds a module; off where defconfig has it.
-        self.assertEqual(kconfig_tree.untracked("CONFIG_NET_SCH_SFQ=y\nCONFIG_IPV6=n\n",
-                                                TREE, DEFCONFIG),
-                         ["CONFIG_NET_SCH_SFQ=y (net=m)",
-                          "CONFIG_IPV6=n (defconfig=y)"])
+    def test_defaults_not_defconfig(self):
+        # Not set in defconfig, or set to another value there.
+        self.assertEqual(kconfig_tree.check("", "CONFIG_NET=y\nCONFIG_USER_NS=y\nCONFIG_IPV6=m\n",
+                                            TREE, DEFCONFIG),
+                         ["defconfig-net.config: CONFIG_USER_NS=y (defconfig: not set)",
+                          "defconfig-net.config: CONFIG_IPV6=m (defconfig: y)"])
 
     def test_report_names_the_options(self):
-        msg = kconfig_tree.report(["CONFIG_A=y (net=m)"], "kernel/configs/net-tests.config",
+        msg = kconfig_tree.report(["net-tests.config: CONFIG_A=y (copies net)"],
                                   ["net", "tc-testing"])
-        self.assertIn("1 option(s)", msg)
-        self.assertIn("CONFIG_A=y (net=m)", msg)
-        self.assertIn("tools/testing/selftests/tc-testing/config", msg)
+        self.assertIn("1 problem(s)", msg)
+        self.assertIn("CONFIG_A=y (copies net)", msg)
+        self.assertIn("tools/testing/selftests/tc-testing/config",
+                      kconfig_tree.report([], ["net", "tc-testing"]))
+
+    def test_project_files(self):
+        # What the project keeps of its own: dummy as a module (module_devices).
+        own = kconfig_tree.options(kconfig_tree.OWN.read_text())
+        self.assertEqual(own, {"CONFIG_DUMMY": "m"})
+        self.assertTrue(kconfig_tree.options(kconfig_tree.FIRST[1].read_text()))
+
+
+class FragmentsTest(unittest.TestCase):
+    def test_extracted_at_the_tip_in_merge_order(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            tree, ws = Path(tmp) / "src", Path(tmp) / "ws"
+            for coll in ("net", "drivers/net"):
+                path = tree / kconfig_tree.SELFTESTS / coll / "config"
+                path.parent.mkdir(parents=True)
+                path.write_text(f"CONFIG_{coll.upper().replace('/', '_')}_TIP=y\n")
+            run = {"cwd": tree, "check": True, "capture_output": True}
+            subprocess.run(["git", "init", "-q"], **run)
+            subprocess.run(["git", "add", "."], **run)
+            subprocess.run(["git", "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm",
+                            "tip"], **run)
+            # The working tree moves on (a patch of the series checked out): the tip counts.
+            (tree / kconfig_tree.SELFTESTS / "net" / "config").write_text("CONFIG_OLD=y\n")
+            with self.assertRaises(kconfig_tree.MissingFragments):
+                kconfig_tree.test_fragments(ws)
+            got = kconfig_tree.extract(tree, "HEAD", ws, ["net", "drivers/net"])
+            self.assertEqual(got, {"net": "CONFIG_NET_TIP=y",
+                                   "drivers/net": "CONFIG_DRIVERS_NET_TIP=y"})
+            self.assertEqual(kconfig_tree.fragment_path(ws, "drivers/net").read_text(),
+                             "CONFIG_DRIVERS_NET_TIP=y\n")
+            with self.assertRaises(kconfig_tree.GitError):
+                kconfig_tree.extract(tree, "HEAD", ws, ["tc-testing"])
+            (kconfig_tree.fragment_path(ws, "tc-testing")).write_text("CONFIG_TDC=y\n")
+            extra = Path(tmp) / "debug.config"
+            frags = kconfig_tree.test_fragments(ws, [extra])
+            self.assertEqual([f.name for f in frags],
+                             ["vng.config", "defconfig-net.config", "net.config",
+                              "drivers-net.config", "tc-testing.config", "net-tests.config",
+                              "debug.config"])
 
 
 class CollectionsTest(unittest.TestCase):

@@ -42,15 +42,15 @@ class PipelineTest(unittest.TestCase):
         return p, code, out.getvalue(), json.loads((Path(tmp) / "results.json").read_text())
 
     def test_failure_skips_dependents_and_exits_nonzero(self):
-        p, code, out, data = self.run_fake("apply")
+        p, code, out, data = self.run_fake("build_base")
         self.assertEqual(code, 1)
-        self.assertEqual(p.ran, ["base", "apply", "build_base"])
+        self.assertEqual(p.ran, ["base", "apply", "build_base", "checks"])
         status = {s["name"]: s["status"] for s in data["stages"]}
-        self.assertEqual(status, {"base": "pass", "apply": "fail", "build-base": "pass",
-                                  "checks": "skip", "vm": "skip"})
+        self.assertEqual(status, {"base": "pass", "apply": "pass", "build-base": "fail",
+                                  "checks": "pass", "vm": "skip"})
         self.assertFalse(data["ok"])
-        self.assertIn("pipeline: FAILED (apply)", out)
-        self.assertIn("apply broke", out)
+        self.assertIn("pipeline: FAILED (build-base)", out)
+        self.assertIn("build_base broke", out)
         self.assertTrue((Path(p.results) / "junit.xml").read_text().count("<failure") >= 1)
 
     def test_all_pass(self):

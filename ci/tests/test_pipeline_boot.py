@@ -12,6 +12,7 @@ from pathlib import Path
 from unittest import mock
 
 from ci import debug_checks
+from ci import kconfig_tree
 from ci import pipeline
 from ci import pipeline_boot
 from ci import report
@@ -58,6 +59,9 @@ class VmDebugTest(unittest.TestCase):
         with tempfile.TemporaryDirectory() as tmp:
             p = pipeline.Pipeline("main", tmp)
             p.tip_commit, p.ws, p.series_tree = "abc", Path(tmp) / "ws", Path(tmp) / "src"
+            for coll in kconfig_tree.collections():  # as the apply stage leaves them
+                kconfig_tree.fragment_path(p.ws, coll).parent.mkdir(parents=True, exist_ok=True)
+                kconfig_tree.fragment_path(p.ws, coll).write_text("CONFIG_NET=y\n")
             stage = pipeline.Stage("vm_debug")
             with mock.patch.object(selftests_run, "run_matrix", fake_matrix), \
                     mock.patch.object(selftests_run, "programs",
@@ -79,7 +83,9 @@ class VmDebugTest(unittest.TestCase):
         self.assertIsNone(failed)
         self.assertEqual([b[0] for b in builds], ["build-x86-debug", "build-x86-kcsan"])
         self.assertEqual([f.name for f in builds[0][1]],
-                         ["vng.config", "net-tests.config", "debug.config"])
+                         ["vng.config", "defconfig-net.config", "net.config",
+                          "drivers-net.config", "tc-testing.config", "net-tests.config",
+                          "debug.config"])
         self.assertEqual([c[0] for c in calls], ["debug", "kcsan"])
         for _, kernels, kw in calls:
             self.assertEqual(list(kernels), ["patched"])

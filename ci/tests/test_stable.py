@@ -14,7 +14,7 @@ from pathlib import Path
 
 from tools.series import series
 from tools.series import stable
-from ci import stable_vm
+from ci import kconfig_tree, stable_vm
 
 ROOT = Path(__file__).resolve().parents[2]
 CONF = {"SERIES_AUTHOR_NAME": "Role Identity", "SERIES_AUTHOR_EMAIL": "role@example.invalid"}
@@ -374,10 +374,26 @@ class PinTest(unittest.TestCase):
             self.assertEqual(stable_vm.unbuilt([("qdisc_bypass", "ktap")], bindir),
                              [f"{bindir}/selftests/qdisc_bypass"])  # not executable
             (bindir / "selftests" / "qdisc_bypass").chmod(0o755)
+            # Without the tree's selftest fragments (the apply stage's) nothing builds.
             with self.assertRaises(stable.StableError) as cm:
                 stable_vm.build_and_boot(t, {"BASE_REPO": tmp, "BASE_TAG": "t"}, Path(tmp),
                                          Path(tmp) / "results", log=lambda *_: None,
                                          bindir=bindir)
+            self.assertIn("stable 6.12: no ", str(cm.exception))
+            self.assertIn("the pipeline's apply stage writes", str(cm.exception))
+            stable_vm.subprocess.run.assert_not_called()
+            for coll in kconfig_tree.collections():
+                kconfig_tree.fragment_path(Path(tmp), coll).parent.mkdir(parents=True,
+                                                                         exist_ok=True)
+                kconfig_tree.fragment_path(Path(tmp), coll).write_text("CONFIG_NET=y\n")
+            with self.assertRaises(stable.StableError) as cm:
+                stable_vm.build_and_boot(t, {"BASE_REPO": tmp, "BASE_TAG": "t"}, Path(tmp),
+                                         Path(tmp) / "results", log=lambda *_: None,
+                                         bindir=bindir)
+            cmd = stable_vm.subprocess.run.call_args.args[0]
+            self.assertEqual([Path(c).name for c in cmd[5:]],
+                             ["vng.config", "defconfig-net.config", "net.config",
+                              "drivers-net.config", "tc-testing.config", "net-tests.config"])
         msg = str(cm.exception)
         self.assertIn("stable 6.12: the base kernel does not build", msg)
         self.assertIn("dummy.c:1: error: boom", msg)
