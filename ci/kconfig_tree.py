@@ -21,7 +21,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 
 from ci import selftests_run
-from ci.pipeline_common import ROOT
+from ci.pipeline_common import CONFIGS
 from common.git import GitError, git
 from common.programs import PROGRAMS_TXT, read_programs
 
@@ -29,7 +29,6 @@ OPTION = re.compile(r"^(CONFIG_[A-Za-z0-9_]+)=(\S+)", re.M)
 # A program of kind tdc runs the tree's tc-testing.
 TDC_COLLECTION = "tc-testing"
 SELFTESTS = Path("tools/testing/selftests")
-CONFIGS = ROOT / "kernel/configs"
 # Merged before the tree's fragments, and after them.
 FIRST = (CONFIGS / "vng.config", CONFIGS / "defconfig-net.config")
 OWN = CONFIGS / "net-tests.config"

@@ -9,7 +9,7 @@ import argparse
 import os
 
 from common.programs import CXX_BUILD
-from ci.pipeline_common import ROOT, BuildProgress, StageFailed, log, sh
+from ci.pipeline_common import CONFIGS, ROOT, BuildProgress, StageFailed, log, sh
 from ci.pipeline_tree import TreeStages
 from ci import report
 from tools.bench.bench_config import passing_guard
@@ -59,7 +59,7 @@ def verdict_counts(comparisons):
 class BenchStages(TreeStages):
     def stage_bench(self, stage):
         from tools.bench import bench  # noqa: PLC0415
-        uml = ROOT / "kernel/configs/uml-bench.config"
+        uml = CONFIGS / "uml-bench.config"
         kernels = {}
         tip = self.tip
         for label, name, rev in (("base", "base", self.base["BASE_TAG"]),

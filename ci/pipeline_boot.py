@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 
 from common.git import git, git_run
 from common.programs import CXX_BUILD
-from ci.pipeline_common import (ROOT, X86_BUILD, BuildProgress, Stage,
+from ci.pipeline_common import (CONFIGS, ROOT, X86_BUILD, BuildProgress, Stage,
                                 StageFailed, log)
 from ci.pipeline_tree import TreeStages
 from ci import debug_checks
@@ -124,7 +124,7 @@ class BootStages(TreeStages):
         for cfg in ("debug", "kcsan"):
             out = self.ws / "series" / f"build-x86-{cfg}"
             self.build(self.series_tree, out, f"build-{cfg}",
-                       fragments=self.test_fragments([ROOT / f"kernel/configs/{cfg}.config"]))
+                       fragments=self.test_fragments([CONFIGS / f"{cfg}.config"]))
             outdir = self.results / f"vm-{cfg}"
             faults = cfg == "debug"
             res = selftests_run.run_matrix(

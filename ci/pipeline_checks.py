@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from common.git import git, git_run
-from ci.pipeline_common import (CACHE, ROOT, X86_BUILD, Stage, StageFailed, log,
+from ci.pipeline_common import (CACHE, CONFIGS, ROOT, X86_BUILD, Stage, StageFailed, log,
                                 sh)
 from ci.pipeline_tree import TreeStages
 from tools.series.checks import (kbuild, linters, patchwork, per_series, selftest, source,
@@ -22,8 +22,8 @@ from ci import kconfig_tree, report
 from tools.series import series
 
 CONTROLS = ROOT / "ci/negative-controls"
-NO_WERROR = ROOT / "kernel/configs/no-werror.config"
-I386 = ROOT / "kernel/configs/i386.config"
+NO_WERROR = CONFIGS / "no-werror.config"
+I386 = CONFIGS / "i386.config"
 # Each negative control, and for each check that must fail it, a text its
 # message or details must contain: the fault that check is there to see.
 NEGATIVE_CONTROLS = {
@@ -186,10 +186,7 @@ class CheckStages(TreeStages):
         sh(["make", "-C", str(tree), f"O={out}", "ARCH=x86_64", "-s", "defconfig"],
            self.logfile("test_config"))
         colls = kconfig_tree.collections()
-        frags = {}
-        for c in colls:
-            path = kconfig_tree.SELFTESTS / c / "config"
-            frags[c] = git(tree, "show", f"{self.tip}:{path}", error=StageFailed)
+        frags = kconfig_tree.extract(tree, self.tip, self.ws, colls, error=StageFailed)
         problems = kconfig_tree.check(kconfig_tree.OWN.read_text(),
                                       kconfig_tree.FIRST[1].read_text(), frags,
                                       (out / ".config").read_text())

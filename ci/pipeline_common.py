@@ -23,6 +23,8 @@ if TYPE_CHECKING:
 
 ROOT = Path(__file__).resolve().parents[1]
 CACHE = cache_dir()
+# The project's own kernel config fragments.
+CONFIGS = ROOT / "kernel/configs"
 WS = CACHE / "ws"
 # KERNEL_CONFIG=debug|kcsan adds kernel/configs/<name>.config to the x86
 # test kernels (ci/kconfig_tree.py), built in their own directories
@@ -31,7 +33,7 @@ KERNEL_CONFIG = os.environ.get("KERNEL_CONFIG", "normal")
 X86_BUILD = "build-x86"
 EXTRA_FRAGMENTS: list[Path] = []
 if KERNEL_CONFIG != "normal":
-    EXTRA_FRAGMENTS.append(ROOT / f"kernel/configs/{KERNEL_CONFIG}.config")
+    EXTRA_FRAGMENTS.append(CONFIGS / f"{KERNEL_CONFIG}.config")
     X86_BUILD = f"build-x86-{KERNEL_CONFIG}"
 BRANCH_PREFIX = "ci/"
 
