@@ -118,7 +118,8 @@ class CheckStages(TreeStages):
         tree = self.series_tree
         out = self.ws / "series" / X86_BUILD
         self.series_build = out
-        # Start from a build of the base, then walk the series.
+        # Start from a build of the base (build_base's, in this directory:
+        # nothing to compile after it), then walk the series.
         self.checkout(tree, self.base["BASE_TAG"])
         self.build(tree, out, "build-series", ["W=1"])
         disasm = xmit.TransmitPath(out)
