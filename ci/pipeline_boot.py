@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 
 from common.git import git, git_run
 from common.programs import CXX_BUILD
-from ci.pipeline_common import (CONFIGS, ROOT, X86_BUILD, BuildProgress, Stage,
+from ci.pipeline_common import (CONFIGS, ROOT, BuildProgress, Stage,
                                 StageFailed, log)
 from ci.pipeline_tree import TreeStages
 from ci import debug_checks
@@ -73,7 +73,7 @@ class BootStages(TreeStages):
     def stage_vm(self, stage: Stage) -> None:
         from ci import selftests_run  # noqa: PLC0415
         outcome = selftests_run.run_matrix(
-            {"base": self.ws / "base" / X86_BUILD, "patched": self.ws / "series" / X86_BUILD},
+            {"base": self.base_build, "patched": self.series_build},
             self.results / "vm", tree=self.series_tree, log=log)
         log(outcome.matrix)
         neg = self.run_no_callback_kernel()
@@ -92,7 +92,7 @@ class BootStages(TreeStages):
         patched kernel's build directory (one module changes), which is
         rebuilt from the clean tree afterwards."""
         from ci import selftests_run  # noqa: PLC0415
-        tree, out = self.series_tree, self.ws / "series" / X86_BUILD
+        tree, out = self.series_tree, self.series_build
         self.checkout(tree, self.tip)
         applied = git_run(tree, "apply", str(NO_CALLBACK_PATCH))
         if applied.returncode:

@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from common.git import git, git_run
-from ci.pipeline_common import (CACHE, CONFIGS, ROOT, X86_BUILD, Stage, StageFailed, log,
+from ci.pipeline_common import (CACHE, CONFIGS, ROOT, Stage, StageFailed, log,
                                 sh)
 from ci.pipeline_tree import TreeStages
 from tools.series.checks import (kbuild, linters, patchwork, per_series, selftest, source,
@@ -116,8 +116,7 @@ class CheckTools:
 class CheckStages(TreeStages):
     def stage_checks(self, stage: Stage) -> None:
         tree = self.series_tree
-        out = self.ws / "series" / X86_BUILD
-        self.series_build = out
+        out = self.series_build
         # Start from a build of the base (build_base's, in this directory:
         # nothing to compile after it), then walk the series.
         self.checkout(tree, self.base["BASE_TAG"])

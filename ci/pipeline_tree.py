@@ -18,9 +18,18 @@ from tools.series import series
 
 
 class TreeStages(StageSet):
-    base_build: Path
-
     # -- helpers --------------------------------------------------------
+    @property
+    def series_build(self) -> Path:
+        """The series' x86 build directory: build-base builds the base in
+        it, checks walks the series there and leaves the patched kernel."""
+        return self.ws / "series" / X86_BUILD
+
+    @property
+    def base_build(self) -> Path:
+        """build-base's copy of the base kernel, which the vm stage boots."""
+        return self.ws / "base" / X86_BUILD
+
     def build(self, src: str | Path, out: str | Path, label: str, args: Sequence[str] = (),
               check: bool = True, fragments: Sequence[str | Path] | None = None,
               arch: str = "x86_64", env: dict[str, str] | None = None) -> tuple[int | None, str]:
@@ -121,12 +130,10 @@ class TreeStages(StageSet):
         """The base kernel, built in the series' tree and build directory,
         where the checks stage walks the series from it (so it is compiled
         once), then copied to ws/base for the vm stage to boot."""
-        series_build = self.ws / "series" / X86_BUILD
         self.checkout(self.series_tree, self.base["BASE_TAG"])
-        self.build(self.series_tree, series_build, "build-base", ["W=1"])
-        self.base_build = self.ws / "base" / X86_BUILD
+        self.build(self.series_tree, self.series_build, "build-base", ["W=1"])
         shutil.rmtree(self.base_build, ignore_errors=True)
         self.base_build.parent.mkdir(parents=True, exist_ok=True)
-        sh(["cp", "-a", "--reflink=auto", str(series_build), str(self.base_build)],
+        sh(["cp", "-a", "--reflink=auto", str(self.series_build), str(self.base_build)],
            self.logfile("build-base"))
-        stage.summary = f"base kernel built in {series_build}, copied to {self.base_build}"
+        stage.summary = f"base kernel built in {self.series_build}, copied to {self.base_build}"
