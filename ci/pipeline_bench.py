@@ -1,4 +1,5 @@
-"""The bench stage (main mode): UML kernels of the base and the patched tree
+"""The bench stage (main mode): UML kernels of the base, the patched tree and
+the patched tree with the previous per-queue counter design (LOCK_VARIANT)
 built, then tools/bench/bench.py boots them alternately. A target still
 inconclusive after the first repetitions gets more, up to a cap
 (BENCH_MAX_REPETITIONS); the stage fails on a scenario without result, a
@@ -8,11 +9,17 @@ guard, a bound on code that is the same on both sides, only when not met)."""
 import argparse
 import os
 
+from common.git import git
 from common.programs import CXX_BUILD
 from ci.pipeline_common import CONFIGS, ROOT, BuildProgress, StageFailed, log, sh
 from ci.pipeline_tree import TreeStages
 from ci import report
 from tools.bench.bench_config import passing_guard
+
+
+# The previous design of the dummy series' per-queue counters (not lltx, counters under
+# the TX queue's xmit lock), as a patch on the series' tip: the "lock" kernel.
+LOCK_VARIANT = ROOT / "tools/bench/variants/dummy-queue-lock.patch"
 
 
 def bench_cases(comparisons):
@@ -62,17 +69,29 @@ class BenchStages(TreeStages):
         uml = CONFIGS / "uml-bench.config"
         kernels = {}
         tip = self.tip
-        for label, name, rev in (("base", "base", self.base["BASE_TAG"]),
-                                 ("patched", "series", tip)):
-            src = self.ws / name / "src"
-            self.checkout(src, rev)
-            out = self.ws / name / "build-um-bench"
-            sh(["bash", str(ROOT / "kernel/build.sh"), str(src), str(out), "um", str(uml)],
-               self.logfile(f"build-um-{label}"), env={"KCONFIG_BASE": "defconfig"},
-               progress=BuildProgress(f"UML {label}"))
+        for label, name, rev, variant in (
+                ("base", "base", self.base["BASE_TAG"], None),
+                ("patched", "series", tip, None),
+                ("lock", "series", tip, LOCK_VARIANT)):
+            if name == "base":
+                src = self.worktree(name, rev)  # build-base no longer makes it
+            else:
+                src = self.ws / name / "src"
+                self.checkout(src, rev)
+            out = self.ws / name / ("build-um-bench" if label != "lock" else "build-um-lock")
+            if variant:
+                git(src, "apply", str(variant), error=StageFailed)
+            try:
+                sh(["bash", str(ROOT / "kernel/build.sh"), str(src), str(out), "um", str(uml)],
+                   self.logfile(f"build-um-{label}"), env={"KCONFIG_BASE": "defconfig"},
+                   progress=BuildProgress(f"UML {label}"))
+            finally:
+                if variant:
+                    git(src, "apply", "-R", str(variant), error=StageFailed)
             kernels[label] = out / "linux"
         args = argparse.Namespace(
             base_kernel=kernels["base"], patched_kernel=kernels["patched"],
+            lock_kernel=kernels["lock"],
             mqbench=CXX_BUILD / "tools/bench/mqbench", out=self.results / "bench",
             repetitions=int(os.environ.get("BENCH_REPETITIONS", "7")),
             max_repetitions=int(os.environ.get("BENCH_MAX_REPETITIONS", "15")),
@@ -80,7 +99,8 @@ class BenchStages(TreeStages):
             scenarios=bench.SCENARIOS,
             base_desc=f"{self.base.get('BASE_PACKAGE')} {self.base.get('BASE_VERSION')}",
             devcost=True, pin_vcpus=os.environ.get("BENCH_PIN_VCPUS") == "1")
-        log(f"  {args.repetitions} repetitions x {len(args.scenarios)} scenarios x 2 kernels")
+        log(f"  {args.repetitions} repetitions x {len(args.scenarios)} scenarios x "
+            f"{len(kernels)} kernels")
         data, _, errors = bench.run(args, log=log)
         log((self.results / "bench/bench.md").read_text())
         cases, not_met = bench_cases(data["comparisons"])

@@ -50,8 +50,15 @@ class BootStages(TreeStages):
         stage.cases.extend(kunit_cases("kunit", res))
         runs = [("normal", res)]
         stage.summary = f"KUnit (UML): {res.summary()}"
-        # The series adds no suite of its own (design.md): the KASAN and
-        # lockdep run of the tree's suites is the main command's.
+        # The series' suite must catch a crafted counter bug (uml.NEGATIVE_CONTROL),
+        # built incrementally in the same directory.
+        caught, why = uml.negative_control(self.series_tree, self.ws / "series/build-kunit",
+                                           log_path=self.logfile("kunit-negative"),
+                                           echo=BuildProgress("kunit negative control"))
+        stage.cases.append(report.Case("kunit", "negative control", "pass" if caught else "fail",
+                                       why))
+        stage.summary += f"; negative control: {'caught' if caught else 'MISSED'}"
+        # The KASAN and lockdep run is the main command's.
         if self.mode == "main":
             dbg = uml.run(self.series_tree, self.ws / "series/build-kunit-debug",
                           log_path=self.logfile("kunit-debug"),
@@ -67,6 +74,7 @@ class BootStages(TreeStages):
             runs.append(("debug", dbg))
         bad = [f"{name} (kunit.py exit {r.exit_code}; see {r.log_path})"
                for name, r in runs if not r.ok]
+        bad += [] if caught else [f"negative control ({why})"]
         if bad:
             raise StageFailed(stage.summary + "; failed: " + ", ".join(bad))
 

@@ -56,8 +56,9 @@ BOOT_ARGS = "no5lvl"
 
 def run_vm(kernel_dir: str | Path, command: str, rwdir: str | Path, timeout: float = 600,
            cpus: int = 2, memory: str = "1G", log_path: str | Path | None = None,
-           echo: Callable[[str], object] | None = None) -> VmResult:
-    """Run `command` in a VM booted from the build directory `kernel_dir`."""
+           echo: Callable[[str], object] | None = None, qemu_opts: str = "") -> VmResult:
+    """Run `command` in a VM booted from the build directory `kernel_dir`;
+    qemu_opts: more QEMU options (vng --qemu-opts), e.g. icount."""
     kernel_dir = Path(kernel_dir).resolve()
     image = kernel_dir / "arch/x86/boot/bzImage"
     if not image.is_file() and os.environ.get("VNG") is None:
@@ -72,6 +73,8 @@ def run_vm(kernel_dir: str | Path, command: str, rwdir: str | Path, timeout: flo
     cmd = [VNG, "--run", str(kernel_dir), "--disable-kvm", "--force-initramfs",
            "--cpus", str(cpus), "--memory", memory, "--verbose",
            "--append", BOOT_ARGS, "--rwdir", str(rwdir), "--exec", wrapped]
+    if qemu_opts:
+        cmd[-2:-2] = [f"--qemu-opts={qemu_opts}"]
     start = time.monotonic()
     done = run_tee(cmd, log_path=log_path, echo=echo, timeout=timeout, stdin=subprocess.DEVNULL)
     timed_out = done.timed_out

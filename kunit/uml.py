@@ -9,13 +9,16 @@ kunit.py's own output shows a case's log only when the case fails, so a
 passing case that warns would go unseen there
 (ci/negative-controls/kunit-warn-in-passing-case.patch is such a case). The networking suites
 of the base tree (net.kunitconfig) always run, as a peer check; the series'
-own (series.kunitconfig) when it has any.
+own (series.kunitconfig) when it has any. negative_control() runs the
+series' suites on the tree with a crafted bug applied, which they must
+catch.
 """
 
 import argparse
 import json
 import os
 import re
+import subprocess
 import sys
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -33,7 +36,15 @@ SERIES_CONFIG = HERE / "series.kunitconfig"
 # default configs that lacks one of them fails. Empty while the series adds
 # no suite (series.kunitconfig then sets no option); the two must agree
 # (ci/tests/test_checks.py).
-SERIES_SUITES = ()
+SERIES_SUITES = ("dummy",)
+# The kernel command line of a run with series.kunitconfig: its CONFIG_SMP
+# needs seccomp=on under UML, and the dummy suite's senders race on one
+# queue only with more than one CPU.
+SERIES_KERNEL_ARGS = ("seccomp=on", "ncpus=2")
+# The crafted bug the series' suites must catch, and the case that catches it:
+# u64_stats counters without the queue lock on an lltx dummy lose increments.
+NEGATIVE_CONTROL = (HERE.parent / "ci/negative-controls/dummy-counters-without-lock.patch",
+                    "dummy", "dummy_test_one_queue_senders")
 # The same suites again on a debug UML kernel: KASAN (with vmalloc) and lockdep.
 DEBUG_KCONFIG = ("CONFIG_DEBUG_KERNEL=y", "CONFIG_KASAN=y", "CONFIG_KASAN_VMALLOC=y",
                  "CONFIG_PROVE_LOCKING=y", "CONFIG_DEBUG_ATOMIC_SLEEP=y")
@@ -108,10 +119,12 @@ def kunit_cases(group: dict[str, Any], suite: str | None = None,
 def run(tree: str | Path, build_dir: str | Path, configs: Sequence[str | Path] | None = None,
         log_path: str | Path | None = None, json_path: str | Path | None = None,
         timeout: int = 600, echo: Callable[[str], object] | None = None,
-        required: Sequence[str] | None = None, kconfig_add: Sequence[str] = ()) -> KunitResult:
+        required: Sequence[str] | None = None, kconfig_add: Sequence[str] = (),
+        filter_glob: str = "") -> KunitResult:
     """required: suites that must run; by default SERIES_SUITES with the
     default configs, none with others. kconfig_add: options on top of the
-    configs (kunit.py --kconfig_add), e.g. DEBUG_KCONFIG. A kernel report in
+    configs (kunit.py --kconfig_add), e.g. DEBUG_KCONFIG. filter_glob: the
+    suites to run (kunit.py's filter, all by default). A kernel report in
     the kernel's whole log (test.log; common/splats.py: KASAN,
     lockdep, WARNING, BUG, UBSAN) fails the run whatever the cases say."""
     if required is None:
@@ -129,10 +142,37 @@ def run(tree: str | Path, build_dir: str | Path, configs: Sequence[str | Path] |
            "--make_options=CC=ccache gcc"]
     cmd += [f"--kunitconfig={c}" for c in configs]
     cmd += [f"--kconfig_add={o}" for o in kconfig_add]
+    if SERIES_CONFIG in [Path(c) for c in configs]:
+        cmd += [f"--kernel_args={a}" for a in SERIES_KERNEL_ARGS]
+    if filter_glob:
+        cmd.append(filter_glob)
     env = dict(os.environ)
     env.setdefault("CCACHE_DIR", str(cache_dir() / "ccache"))
     done = run_tee(cmd, cwd=tree, env=env, log_path=log_path, echo=echo)
     return result(done.lines, done.code, json_path, build_dir / TEST_LOG, log_path, required)
+
+
+def negative_control(tree: str | Path, build_dir: str | Path, log_path: str | Path | None = None,
+                     echo: Callable[[str], object] | None = None) -> tuple[bool, str]:
+    """The series' suite on the tree with NEGATIVE_CONTROL's bug applied
+    (built incrementally in build_dir, reverted after): (True, what it
+    showed) when the named case failed, (False, why not) otherwise."""
+    patch, suite, case = NEGATIVE_CONTROL
+    tree = Path(tree)
+    applied = subprocess.run(["git", "-C", str(tree), "apply", str(patch)],
+                             capture_output=True, text=True, check=False)
+    if applied.returncode:
+        return False, f"{patch.name} does not apply: {applied.stderr.strip()}"
+    try:
+        res = run(tree, build_dir, log_path=log_path, echo=echo,
+                  json_path=Path(build_dir) / "kunit-negative.json", filter_glob=f"{suite}*")
+    finally:
+        subprocess.run(["git", "-C", str(tree), "apply", "-R", str(patch)], check=True)
+    status = {(s, c): st for s, c, st in res.cases}.get((suite, case), "not run")
+    if status in ("FAIL", "ERROR"):
+        return True, f"{suite}.{case} failed on {patch.name}, as it must"
+    return False, (f"{suite}.{case} {status} on {patch.name}: the suite misses the bug "
+                   f"({res.summary()})")
 
 
 def result(lines: list[str], exit_code: int | None, json_path: str | Path,

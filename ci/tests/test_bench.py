@@ -10,6 +10,7 @@ from unittest import mock
 from pathlib import Path
 
 from tools.bench import bench
+from tools.bench import bench_config
 
 # A fake 'linux' binary: reads BENCH_* from its arguments like UML's init
 # environment and writes one mqbench-shaped JSON per scenario, plus the
@@ -96,9 +97,12 @@ def fake_kernel(tmp, name, scale, fail="no", complete=True, tp="yes", counter=No
 
 
 class BenchTest(unittest.TestCase):
-    def args(self, tmp, base, patched, reps=3):
+    def args(self, tmp, base, patched, reps=3, lock=None):
+        """The "lock" kernel, unless given, a stand-in between base and patched."""
         return bench.main.__globals__["argparse"].Namespace(
-            base_kernel=base, patched_kernel=patched, mqbench="/bin/true", out=Path(tmp) / "out",
+            base_kernel=base, patched_kernel=patched,
+            lock_kernel=lock or fake_kernel(tmp, "lock", 1.05), mqbench="/bin/true",
+            out=Path(tmp) / "out",
             repetitions=reps, seconds=0.1, cpus=2, timeout=30, scenarios=bench.SCENARIOS,
             base_desc="test base", devcost=True)
 
@@ -144,7 +148,7 @@ class BenchTest(unittest.TestCase):
             self.assertEqual(rows["S2-fresh"]["verdict"], "met")
             self.assertEqual(rows["S2-bypass"]["verdict"], "met")
             md = (Path(tmp) / "out/bench.md").read_text()
-            self.assertIn("Targets: 3 met, 1 not met (S2-restore), 0 inconclusive.", md)
+            self.assertIn("Targets: 4 met, 1 not met (S2-restore), 0 inconclusive.", md)
             self.assertRegex(md, r"\| S1 \| .* \| report \| - \|")
             self.assertIn("| B/A 95% CI (width) | target | verdict |", md)
             self.assertRegex(md, r"\| S2-restore \| .* \| 1\.100-1\.100 \(0\.000\) \| "
@@ -158,11 +162,13 @@ class BenchTest(unittest.TestCase):
         with tempfile.TemporaryDirectory() as tmp:
             data, _, _ = self.run_both(tmp)
             env = data["environment"]
-            self.assertEqual(env["boot_order"], [["base", "patched"], ["patched", "base"],
-                                                 ["base", "patched"]])
+            self.assertEqual(env["boot_order"], [["base", "lock", "patched"],
+                                                 ["patched", "lock", "base"],
+                                                 ["base", "lock", "patched"]])
             self.assertFalse(env["vcpu_pinning"]["requested"])
             md = (Path(tmp) / "out/bench.md").read_text()
-            self.assertIn("Boot order: base/patched, patched/base, base/patched", md)
+            self.assertIn("Boot order: base/lock/patched, patched/lock/base, "
+                          "base/lock/patched", md)
             self.assertIn("the base boots first 2 times, the patched kernel 1)", md)
             self.assertIn("vCPU threads not pinned", md)
 
@@ -175,9 +181,9 @@ class BenchTest(unittest.TestCase):
             self.assertEqual(errors, [])
             pin = data["environment"]["vcpu_pinning"]
             # The stand-in is one thread: nothing to pin, the run goes on.
-            self.assertEqual((pin["requested"], pin["boots"], pin["pinned"]), (True, 2, 0))
+            self.assertEqual((pin["requested"], pin["boots"], pin["pinned"]), (True, 3, 0))
             md = (Path(tmp) / "out/bench.md").read_text()
-            self.assertIn("pinned one to one to host CPUs in 0 of 2 boots", md)
+            self.assertIn("pinned one to one to host CPUs in 0 of 3 boots", md)
 
     def test_s1_same_setup_on_both_kernels_with_and_without_xps(self):
         rows = {c.key: c for c in bench.COMPARISONS}
@@ -218,7 +224,7 @@ class BenchTest(unittest.TestCase):
         self.assertEqual((rows["S3"].target, rows["S3"].lo, rows["S3"].guard),
                          ("guard >= 0.97", 0.97, True))
         bounded = {k for k, c in rows.items() if c.lo is not None or c.hi is not None}
-        self.assertEqual(bounded, {"S2-restore", "S2-fresh", "S2-bypass", "S3"})
+        self.assertEqual(bounded, {"S2-restore", "S2-fresh", "S2-bypass", "S3", "D-xps-atomic"})
         # The one claim: what the series changes; the guards bound the same code.
         self.assertEqual({k for k in bounded if not rows[k].guard}, {"S2-restore"})
 
@@ -461,9 +467,12 @@ class BenchTest(unittest.TestCase):
     def test_sweep_runs_on_both_kernels(self):
         self.assertEqual(sorted(bench.SWEEP), ["sweep_q1_t1", "sweep_q1_t2", "sweep_q2_t1",
                                                "sweep_q2_t2"])
-        for kernel in bench.KERNELS:
+        for kernel in ("base", "patched"):
             got = bench.scenarios_for(kernel, bench.SCENARIOS)
             self.assertTrue(set(bench.SWEEP) <= set(got), kernel)
+        # The previous design's kernel runs the design cases only.
+        self.assertEqual(sorted(bench.scenarios_for("lock", bench.SCENARIOS)),
+                         sorted(bench_config.DESIGN_CASES.values()))
         self.assertEqual(bench.scenarios_for("base", ["sweep_q2_t1", "s3_default"]),
                          ["sweep_q2_t1", "s3_default"])
 

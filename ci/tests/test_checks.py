@@ -622,16 +622,18 @@ class KunitJsonTest(unittest.TestCase):
         self.assertTrue(res.ok)
         self.assertEqual(res.summary(), "2 passed, 0 failed, 0 skipped")
 
-    def test_series_without_a_suite(self):
-        # The series adds no KUnit suite: the net suites run alone, and a run
-        # passes when they do (a run with no case at all still fails).
+    def test_series_suite_required(self):
+        # The series adds the dummy suite: the net suites and it run together,
+        # and a run without it fails even when every case that ran passed.
         from kunit import uml
-        self.assertEqual(uml.SERIES_SUITES, ())
-        self.assertEqual(uml.default_configs(), [uml.NET_CONFIG])
+        self.assertEqual(uml.SERIES_SUITES, ("dummy",))
+        self.assertEqual(uml.default_configs(), [uml.NET_CONFIG, uml.SERIES_CONFIG])
         res = uml.KunitResult(cases=[("netdev_addr_list", "a", "PASS")],
                               required=uml.SERIES_SUITES, kernel_log="build/test.log")
+        self.assertFalse(res.ok)
+        self.assertEqual(res.missing(), ["dummy"])
+        res.cases.append(("dummy", "dummy_test_one_queue_senders", "PASS"))
         self.assertTrue(res.ok)
-        self.assertEqual(res.missing(), [])
         self.assertFalse(uml.KunitResult(cases=[], required=uml.SERIES_SUITES).ok)
 
     def fake_kunit(self, uml, suites):
@@ -659,14 +661,24 @@ class KunitJsonTest(unittest.TestCase):
         from kunit import uml
         from unittest import mock
         with tempfile.TemporaryDirectory() as tmp:
-            # Today: net.kunitconfig alone, nothing required.
-            calls, popen = self.fake_kunit(uml, ["netdev_addr_list"])
+            # Today: net.kunitconfig and series.kunitconfig, the dummy suite
+            # required, booted with the series' kernel arguments (UML SMP).
+            calls, popen = self.fake_kunit(uml, ["netdev_addr_list", "dummy"])
             with popen:
                 res = uml.run(tmp, Path(tmp) / "build")
             self.assertTrue(res.ok, res.summary())
-            self.assertEqual(res.required, ())
+            self.assertEqual(res.required, ("dummy",))
             self.assertEqual([a for a in calls[0] if a.startswith("--kunitconfig=")],
-                             [f"--kunitconfig={uml.NET_CONFIG}"])
+                             [f"--kunitconfig={uml.NET_CONFIG}",
+                              f"--kunitconfig={uml.SERIES_CONFIG}"])
+            self.assertEqual([a for a in calls[0] if a.startswith("--kernel_args=")],
+                             ["--kernel_args=seccomp=on", "--kernel_args=ncpus=2"])
+            # The net suites alone: no series arguments, nothing required.
+            calls, popen = self.fake_kunit(uml, ["netdev_addr_list"])
+            with popen:
+                res = uml.run(tmp, Path(tmp) / "build", configs=[uml.NET_CONFIG])
+            self.assertTrue(res.ok, res.summary())
+            self.assertFalse([a for a in calls[0] if a.startswith("--kernel_args=")])
             # A series that adds a suite: its config is merged in, and a run
             # without that suite fails, one with it passes.
             series = Path(tmp) / "series.kunitconfig"
@@ -691,6 +703,44 @@ class KunitJsonTest(unittest.TestCase):
                 self.assertEqual(res.required, ())
                 self.assertTrue(res.ok)
 
+    def test_negative_control(self):
+        # The crafted counter bug is applied for the run and reverted after;
+        # the stage passes only when the named case failed on it.
+        import subprocess
+        from unittest import mock
+        from kunit import uml
+        patch, suite, case = uml.NEGATIVE_CONTROL
+        self.assertTrue(patch.is_file())
+        self.assertEqual((suite, case), ("dummy", "dummy_test_one_queue_senders"))
+        seen = []
+
+        def fake_run(tree, build_dir, status="FAIL", **kw):
+            seen.append(kw.get("filter_glob"))
+            return uml.KunitResult(cases=[(suite, case, status)], kernel_log="test.log")
+
+        ok = subprocess.CompletedProcess([], 0, "", "")
+        with mock.patch.object(uml, "run", fake_run), \
+                mock.patch.object(uml.subprocess, "run", return_value=ok) as git_run:
+            caught, why = uml.negative_control("tree", "build")
+        self.assertTrue(caught, why)
+        self.assertEqual(seen, ["dummy*"])
+        self.assertEqual([c.args[0][3:5] for c in git_run.call_args_list],
+                         [["apply", str(patch)], ["apply", "-R"]])
+        # The case passed on the bug: the control fails, naming it.
+        with mock.patch.object(uml, "run", lambda *a, **k: fake_run(*a, status="PASS", **k)), \
+                mock.patch.object(uml.subprocess, "run", return_value=ok):
+            caught, why = uml.negative_control("tree", "build")
+        self.assertFalse(caught)
+        self.assertIn("dummy.dummy_test_one_queue_senders PASS", why)
+        self.assertIn("misses the bug", why)
+        # A patch that does not apply is named, and nothing runs.
+        bad = subprocess.CompletedProcess([], 1, "", "error: patch failed")
+        with mock.patch.object(uml, "run", fake_run), \
+                mock.patch.object(uml.subprocess, "run", return_value=bad):
+            caught, why = uml.negative_control("tree", "build")
+        self.assertFalse(caught)
+        self.assertIn("does not apply: error: patch failed", why)
+
     def test_kernel_report_fails_a_passing_run(self):
         # KASAN or lockdep may report while every case passes: the run fails.
         from kunit import uml
@@ -712,8 +762,12 @@ class KunitJsonTest(unittest.TestCase):
         from kunit import uml
         options = uml.kconfig_options(uml.SERIES_CONFIG)
         self.assertEqual(bool(options), bool(uml.SERIES_SUITES), options)
+        self.assertIn("CONFIG_DUMMY_KUNIT_TEST=y", options)
+        # SMP under UML boots only with seccomp=on, and needs the CPUs.
+        self.assertIn("CONFIG_SMP=y", options)
+        self.assertEqual(uml.SERIES_KERNEL_ARGS, ("seccomp=on", "ncpus=2"))
         text = uml.SERIES_CONFIG.read_text()
-        for dropped in ("DUMMY_KUNIT_TEST", "BYPASS_KUNIT"):
+        for dropped in ("BYPASS_KUNIT",):
             self.assertNotIn(dropped, text)
         self.assertEqual(uml.kconfig_options(uml.NET_CONFIG)[0], "CONFIG_KUNIT=y")
 

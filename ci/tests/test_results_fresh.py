@@ -37,6 +37,11 @@ VM = ["patches", "selftests", "lib", "ci/selftests_run.py", "ci/ktap_parse.py", 
 # everything).
 INPUTS = {
     "bench": BENCH,
+    # The counter designs of the dummy series: the UML benchmark's design cases
+    # alone (tools/bench/bench.py --scenarios), and instruction counts of the
+    # x86 test kernels under QEMU icount (tools/bench/icount.py).
+    "bench-design": BENCH,
+    "icount": ["patches", "tools/bench", "ci/vm.py", "ci/kconfig_tree.py", "kernel"],
     "vm-debug": VM, "vm-kcsan": VM,
     "stable": VM + ["tools/series/stable.py", "ci/stable_vm.py"],
     "b4": ["patches", "tools/series/b4flow.py"],
@@ -47,7 +52,7 @@ INPUTS = {
 }
 # Made from the kernels alone: the benchmark builds the base and patched
 # trees and runs tools/bench, no selftest of the series.
-KERNEL_ONLY = {"bench"}
+KERNEL_ONLY = {"bench", "bench-design", "icount"}
 SELFTESTS = "tools/testing/selftests/"
 
 

@@ -97,6 +97,7 @@ struct Cli {
         qstats->add_option("--dev", o.dev)->required()->check(ifname());
         flag(*qstats, "--json", o.json);
         flag(*pktgen, "--xps", o.xps);
+        flag(*pktgen, "--one-queue", o.one_queue);
         number(*pktgen, "--burst", o.burst, 1U, 65536U);
         number(*pktgen, "--clone-skb", o.clone_skb, 0U, 1000000000U);
         number(*pktgen, "--flows", o.flows, 1U, 65000U);
@@ -161,6 +162,8 @@ std::string check_combinations(const Options &o)
     if (pg && o.burst > 1 && o.xmit_mode == "queue_xmit")
         return "--burst > 1 needs --xmit-mode start_xmit (pktgen rejects burst with "
                "queue_xmit: EOPNOTSUPP)";
+    if (pg && o.one_queue && o.xps)
+        return "--one-queue and --xps contradict: XPS maps each thread to its own queue";
     return {};
 }
 
@@ -234,7 +237,7 @@ std::string usage()
 {
     return R"(usage:
   mqbench pktgen --dev NAME --threads N [--count C | --duration SECONDS] [--size BYTES]
-                 [--xps] [--burst B] [--clone-skb K] [--flows F]
+                 [--xps | --one-queue] [--burst B] [--clone-skb K] [--flows F]
                  [--xmit-mode queue_xmit|start_xmit]
                  [--dst-mac MAC] [--json] [--quiet]
   mqbench gen --dev NAME --mode sendmmsg|tx_ring|udp --threads N
@@ -255,6 +258,8 @@ qstats  what NAME reports per queue: netdev QSTATS_GET with scope queue and devi
   --duration S     run for S seconds instead (fractions allowed)
   --size BYTES     frame size without FCS, 42..9000 (default 60)
   --xps            map tx-i to CPU i through xps_cpus during the run (restored after)
+  --one-queue      queue_map_min/max 0 for every thread, pktgen's default: with
+                   --xmit-mode start_xmit all threads send on queue 0
   --burst B        pktgen burst (B > 1 needs --xmit-mode start_xmit)
   --clone-skb K    pktgen clone_skb
   --flows F        random UDP source port over F values per packet (pktgen UDPSRC_RND)
@@ -311,6 +316,7 @@ nlohmann::ordered_json options_to_json(const Options &o)
     a["dst_mac"] = o.dst_mac;
     if (o.cmd == Subcommand::pktgen) {
         a["xps"] = o.xps;
+        a["one_queue"] = o.one_queue;
         a["burst"] = o.burst;
         a["clone_skb"] = o.clone_skb;
         a["flows"] = o.flows;

@@ -46,6 +46,7 @@ struct Options {
 
     // pktgen
     bool xps = false;
+    bool one_queue = false; // every thread on queue 0 (pktgen's default queue_map)
     unsigned burst = 1;
     unsigned clone_skb = 0;
     unsigned flows = 1;

@@ -82,7 +82,8 @@ def run(args, log=print):
     scenario or devcost run without a result)."""
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
-    kernels = {"base": Path(args.base_kernel), "patched": Path(args.patched_kernel)}
+    kernels = {"base": Path(args.base_kernel), "lock": Path(args.lock_kernel),
+               "patched": Path(args.patched_kernel)}
     for k, p in kernels.items():
         if not os.access(p, os.X_OK):
             raise FileNotFoundError(f"{k} UML kernel {p} missing: build it first")
@@ -114,6 +115,8 @@ def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--base-kernel", required=True, help="UML 'linux' binary of the base")
     ap.add_argument("--patched-kernel", required=True)
+    ap.add_argument("--lock-kernel", required=True,
+                    help="the patched tree with tools/bench/variants/dummy-queue-lock.patch")
     ap.add_argument("--mqbench", required=True, help="path to the mqbench binary")
     ap.add_argument("--out", default="results/bench")
     ap.add_argument("--repetitions", type=int, default=5)

@@ -33,10 +33,8 @@ def passing_guard(row):
 # comparison comes in two forms: as the device comes (no XPS map, the stack
 # hashes flows onto queues) and "-xps", with XPS CPU i -> tx-i set by the
 # benchmark (pktgen --xps, or xps_cpus for the user-space senders).
-# On the patched kernel the multi-queue dummy is not lltx: it takes the TX queue's xmit
-# lock and counts per queue, so S1 measures what that lock and the counters cost. That
-# cost is the price of exact per-queue counts in O(queues) memory (the review's design,
-# Documentation/design.md), which the cover letter states as measured: every S1 row
+# On the patched kernel the multi-queue dummy stays lltx and counts each packet on its
+# queue with two atomic adds, so S1 measures what the counters cost; every S1 row
 # reports, none is a target. Without XPS the flow hash puts pktgen's threads on queues by
 # chance (some repetitions share a queue, some do not: a bimodal ratio).
 COMPARISONS = [
@@ -124,8 +122,8 @@ class Sink:
 
 SINKS = [
     Sink("dummy", "dummy", "d0", "CONFIG_DUMMY", "none (rtnetlink)", "none", "none",
-         "counts the packet in its TX queue's counters and frees it; with more than one TX "
-         "queue not lltx: under the TX queue's xmit lock (the series)",
+         "counts the packet in its TX queue's atomic counters and frees it; lltx: no TX "
+         "queue lock (the series)",
          "netdev stat_ops (the series): each TX queue's own counters; queues disabled by "
          "set_channels fold into the base, base + queues = the device total (the base "
          "kernel's dummy has no stat_ops: EOPNOTSUPP)",
@@ -181,10 +179,45 @@ def sink_comparisons(sinks=SINKS):
 
 COMPARISONS += sink_comparisons()
 
+
+# The per-queue counter designs of the dummy series (Documentation/design.md), one pktgen
+# thread per CPU on a dummy with N TX queues: "lock" is the patched tree with
+# tools/bench/variants/dummy-queue-lock.patch (the previous design: not lltx, counters
+# under the TX queue's xmit lock), "patched" the series (lltx, atomic64 counters per
+# queue), "base" has no per-queue counters. Three cases: XPS (each CPU its own queue),
+# every sender on queue 0 (pktgen start_xmit, queue_map 0: the honest worst case for
+# both designs), and flows hashed onto queues (1024 flows per thread, no XPS).
+DESIGN_CASES = {"xps": "s1_nq_mq_xps", "onequeue": "s1_onequeue_start_xmit",
+                "flows": "s1_flows_nq_mq"}
+DESIGN_TITLES = {"xps": "XPS CPU i -> tx-i", "onequeue": "all senders on queue 0 (start_xmit)",
+                 "flows": "1024 flows per thread hashed onto queues, no XPS"}
+
+
+def design_comparisons(cases=DESIGN_CASES):
+    """base -> lock, base -> patched (atomic) and lock -> patched for each case. The chosen
+    design with XPS is a guard (>= 0.95: only a proven slowdown fails); the rest report."""
+    out = []
+    for case, scen in cases.items():
+        title = DESIGN_TITLES[case]
+        out += [Comparison(f"D-{case}-lock", f"{title}: base -> queue lock (previous design)",
+                           ("base", scen), ("lock", scen), "report"),
+                Comparison(f"D-{case}-atomic", f"{title}: base -> atomic counters (series)",
+                           ("base", scen), ("patched", scen),
+                           "guard >= 0.95" if case == "xps" else "report",
+                           lo=0.95 if case == "xps" else None, guard=case == "xps"),
+                Comparison(f"D-{case}-lock-atomic", f"{title}: queue lock -> atomic counters",
+                           ("lock", scen), ("patched", scen), "report")]
+    return out
+
+
+COMPARISONS += design_comparisons()
+
 # pps against senders and queues, on both kernels: scenario -> (TX queues, pktgen threads).
 SWEEP = {f"sweep_q{q}_t{t}": (q, t) for q in (1, 2) for t in (1, 2)}
 SCENARIOS = sorted({c.a[1] for c in COMPARISONS} | {c.b[1] for c in COMPARISONS} | set(SWEEP))
-KERNELS = ("base", "patched")
+KERNELS = ("base", "lock", "patched")
+# The kernels the sweep runs on: the base and the series.
+SWEEP_KERNELS = ("base", "patched")
 # The guest's tracepoints file names these; the report says which kernel has them
 # compiled in (qdisc_enqueue sits on the path a bypass skips).
 TRACEPOINTS = ("qdisc/qdisc_enqueue",)
@@ -193,7 +226,8 @@ TRACEPOINTS = ("qdisc/qdisc_enqueue",)
 def scenarios_for(kernel, wanted, comparisons=COMPARISONS, sweep=SWEEP):
     """The wanted scenarios some comparison or the sweep runs on this kernel
     (the patched kernel's fq_codel never filtered, say, is not one on the base)."""
-    used = {s for c in comparisons for k, s in (c.a, c.b) if k == kernel} | set(sweep)
+    used = {s for c in comparisons for k, s in (c.a, c.b) if k == kernel}
+    used |= set(sweep) if kernel in SWEEP_KERNELS else set()
     return [s for s in wanted if s in used]
 
 

@@ -156,5 +156,6 @@ def environment(args, base_desc):
             "host_cpus": os.cpu_count(), "cpu_model": model, "host_kernel": platform.release(),
             "base": base_desc, "repetitions": args.repetitions, "seconds": args.seconds,
             "base_kernel": str(args.base_kernel), "patched_kernel": str(args.patched_kernel),
+            "lock_kernel": str(args.lock_kernel),
             "note": "absolute numbers are UML numbers, not hardware numbers",
             "source": source_stamp()}

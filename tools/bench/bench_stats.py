@@ -7,7 +7,7 @@ import random
 import re
 import statistics
 
-from tools.bench.bench_config import COMPARISONS, KERNELS, SWEEP
+from tools.bench.bench_config import COMPARISONS, SWEEP, SWEEP_KERNELS
 
 # The verdict on a target comes from a percentile bootstrap interval of the
 # median of the paired B/A ratios, never from the median alone: a median
@@ -205,7 +205,7 @@ def counters_summary(runs):
                              for (k, s), c in sorted(seen.items())]}
 
 
-def sweep_summary(runs, sweep=SWEEP, kernels=KERNELS):
+def sweep_summary(runs, sweep=SWEEP, kernels=SWEEP_KERNELS):
     """Median (min-max) pps of each sweep point per kernel."""
     out = []
     for kernel in kernels:

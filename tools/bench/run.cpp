@@ -326,7 +326,8 @@ int run_pktgen(const Options &o, Report &r)
     cfg.flows = o.flows;
     cfg.dst_mac = o.dst_mac;
     cfg.dst = std::string(kDstIp);
-    cfg.tx_queues = *txq;
+    // One queue as far as the queue maps go: every thread's min = max = 0.
+    cfg.tx_queues = o.one_queue ? 1 : *txq;
     if (std::string err = proc.apply(pktgen::setup_plan(cfg, ids)); !err.empty()) {
         // Leave no half-configured devices behind.
         for (unsigned i = 0; i < o.threads; ++i)

@@ -187,6 +187,13 @@ s1_flows_nq_mq() {
 	xps_unset "${FUNCNAME[0]}" d0 || return
 	measure "${FUNCNAME[0]}" d0 "$ncpu" --flows 1024
 }
+# Every sender on one queue: pktgen's start_xmit mode hands each packet to
+# the driver on queue_map's queue itself (no qdisc, no queue selection), and
+# --one-queue leaves every thread's queue_map at 0, pktgen's default.
+s1_onequeue_start_xmit() {
+	dev_add d0 "$nq"
+	measure "${FUNCNAME[0]}" d0 "$ncpu" --xmit-mode start_xmit --one-queue
+}
 # S1 with user-space senders, one per CPU (seed 1 used trafgen's TX_RING).
 s1_ring_nq_mq() {
 	dev_add d0 "$nq"

@@ -181,6 +181,19 @@ TEST(Args, InvalidCombinations)
               "--burst > 1 needs --xmit-mode start_xmit (pktgen rejects burst with queue_xmit: "
               "EOPNOTSUPP)");
     ok({"pktgen", "--dev", "d0", "--threads", "1", "--burst", "4", "--xmit-mode", "start_xmit"});
+    EXPECT_EQ(err({"pktgen", "--dev", "d0", "--threads", "2", "--one-queue", "--xps"}),
+              "--one-queue and --xps contradict: XPS maps each thread to its own queue");
+    EXPECT_PRED2(has, err({"gen", "--dev", "d0", "--mode", "udp", "--threads", "1", "--one-queue"}),
+                 "--one-queue is only valid for 'pktgen'");
+}
+
+TEST(Args, OneQueue)
+{
+    const Options o = ok({"pktgen", "--dev", "d0", "--threads", "2", "--one-queue", "--xmit-mode",
+                          "start_xmit"});
+    EXPECT_TRUE(o.one_queue);
+    EXPECT_FALSE(o.xps);
+    EXPECT_FALSE(ok({"pktgen", "--dev", "d0", "--threads", "2"}).one_queue);
 }
 
 TEST(Args, InvalidNames)

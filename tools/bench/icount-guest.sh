@@ -1,0 +1,81 @@
+#!/usr/bin/env bash
+# The guest side of tools/bench/icount.py: runs in a VM booted under QEMU TCG
+# with -icount shift=0 (one nanosecond of guest time per guest instruction)
+# and one vCPU, so pktgen's "Result: OK: N usec" is N thousand instructions.
+#
+#   icount-guest.sh OUT COUNT REPS SCENARIO... [-- DUMMY_KO]
+#
+# Each scenario runs REPS times, COUNT packets of 60 bytes each; the usec of
+# run i goes to OUT/<scenario>.<i>. DUMMY_KO, if given, is loaded instead of
+# the kernel's own dummy module (the benchmark's "lock" design).
+set -euo pipefail
+
+out=$1 count=$2 reps=$3
+shift 3
+scenarios=()
+while [ $# -gt 0 ] && [ "$1" != "--" ]; do
+	scenarios+=("$1")
+	shift
+done
+ko=${2:-}
+
+pg=/proc/net/pktgen
+modprobe pktgen
+if [ -n "$ko" ]; then
+	insmod "$ko"
+else
+	modprobe dummy
+fi
+
+# One pktgen run on device $1 in xmit_mode $2, every packet on queue 0
+# (pktgen's default queue_map): prints the run's usec.
+pktgen_usec() { # device mode
+	echo rem_device_all > "$pg/kpktgend_0"
+	echo "add_device $1" > "$pg/kpktgend_0"
+	local f=$pg/$1 cmd
+	for cmd in "count $count" "pkt_size 60" "xmit_mode $2" "queue_map_min 0" \
+		"queue_map_max 0" "dst 198.18.0.1" "dst_mac 02:00:00:00:00:02"; do
+		echo "$cmd" > "$f"
+	done
+	echo start > "$pg/pgctrl"
+	sed -n 's/.*Result: OK: \([0-9]*\) usec.*/\1/p' "$f"
+	echo rem_device_all > "$pg/kpktgend_0"
+}
+
+# Scenarios: the device, then what sends.
+setup() { # scenario
+	case $1 in
+	q2_start_xmit | q2_noqueue)
+		ip link add d0 numtxqueues 2 type dummy
+		;;
+	q2_mq)
+		ip link add d0 numtxqueues 2 type dummy
+		tc qdisc add dev d0 root handle 1: mq
+		;;
+	q1_noqueue)
+		ip link add d0 type dummy
+		;;
+	*)
+		echo "unknown scenario $1" >&2
+		return 1
+		;;
+	esac
+	ip link set d0 up
+}
+
+mode() { # scenario
+	case $1 in
+	*start_xmit) echo start_xmit ;;
+	*) echo queue_xmit ;;
+	esac
+}
+
+for s in "${scenarios[@]}"; do
+	setup "$s"
+	for i in $(seq "$reps"); do
+		usec=$(pktgen_usec d0 "$(mode "$s")")
+		[ -n "$usec" ] || { echo "$s: no pktgen result" >&2; exit 1; }
+		echo "$usec" > "$out/$s.$i"
+	done
+	ip link del d0
+done

@@ -1,0 +1,153 @@
+"""Instructions per packet: x86 test kernels under QEMU TCG with icount.
+
+With `-icount shift=0,sleep=off` the guest clock advances one nanosecond
+per guest instruction, so pktgen's elapsed "usec" over COUNT packets is
+instructions / 1000 and instructions per packet = usec * 1000 / COUNT.
+The count repeats to about 0.1% and does not depend on the host. It is the
+whole guest's: pktgen's loop, the path under test, interrupts and the timer
+tick; with one vCPU it cannot show contention (the UML benchmark does).
+
+Kernels boot alternately (base, lock, patched, then reversed), each running
+every scenario REPS times (tools/bench/icount-guest.sh). A kernel is a build
+directory, optionally with a dummy.ko to load instead of its own: the "lock"
+design is the patched build with the previous design's dummy module.
+"""
+
+import argparse
+import json
+import statistics
+import sys
+import tempfile
+from pathlib import Path
+
+from ci.vm import run_vm
+from common.stamp import source_stamp
+
+GUEST = Path(__file__).resolve().parent / "icount-guest.sh"
+QEMU_OPTS = "-icount shift=0,sleep=off"
+SCENARIOS = {
+    "q2_start_xmit": "2 TX queues, pktgen start_xmit on queue 0: the driver's transmit alone",
+    "q2_noqueue": "2 TX queues, default root (noqueue), pktgen queue_xmit",
+    "q2_mq": "2 TX queues, mq root, pktgen queue_xmit",
+    "q1_noqueue": "default dummy (1 TX queue, noqueue), pktgen queue_xmit",
+}
+
+
+def guest_command(out: Path, count: int, reps: int, scenarios, ko: str | None) -> str:
+    cmd = f"bash {GUEST} {out} {count} {reps} {' '.join(scenarios)}"
+    return cmd + (f" -- {ko}" if ko else "")
+
+
+def read_runs(out: Path, count: int, reps: int, scenarios) -> dict:
+    """{scenario: [instructions per packet, ...]} from the guest's files."""
+    res = {}
+    for s in scenarios:
+        res[s] = [int((out / f"{s}.{i}").read_text()) * 1000 / count
+                  for i in range(1, reps + 1)]
+    return res
+
+
+def summarize(runs: dict, scenarios) -> list[dict]:
+    """Per scenario and kernel: median, min, max and spread of the
+    instructions per packet, and the median's difference from the base."""
+    rows = []
+    for s in scenarios:
+        base = statistics.median(v for r in runs["base"] for v in r[s])
+        for k in runs:
+            vals = [v for r in runs[k] for v in r[s]]
+            med = statistics.median(vals)
+            rows.append({"scenario": s, "kernel": k, "median": med, "min": min(vals),
+                         "max": max(vals), "spread": (max(vals) - min(vals)) / med,
+                         "delta": med - base, "n": len(vals)})
+    return rows
+
+
+def markdown(data: dict) -> str:
+    env = data["environment"]
+    lines = ["# Instructions per packet (QEMU TCG, icount)", "",
+             f"{env['count']} packets of 60 bytes per run, {env['reps']} runs per boot, "
+             f"{env['boots']} boots per kernel, kernels alternating; one vCPU, "
+             f"`{QEMU_OPTS}`: one guest nanosecond per guest instruction, so "
+             "instructions per packet = pktgen usec x 1000 / packets.", "",
+             "The count is the whole guest's (pktgen's loop, the transmit path, "
+             "interrupts, the timer tick), repeats to about 0.1% and does not depend on "
+             "the host. One vCPU: it shows the path's cost, not contention (the UML "
+             "benchmark shows that). Wall-clock time under TCG means nothing here.", "",
+             f"Source: {env['source']}", "",
+             "| scenario | kernel | instructions/packet (median) | min-max | spread | vs base |",
+             "|---|---|---|---|---|---|"]
+    for r in data["rows"]:
+        lines.append(f"| {r['scenario']} | {r['kernel']} | {r['median']:.1f} | "
+                     f"{r['min']:.1f}-{r['max']:.1f} | {100 * r['spread']:.2f}% | "
+                     f"{r['delta']:+.1f} |")
+    lines += ["", "Scenarios:", ""]
+    lines += [f"- {s}: {SCENARIOS[s]}" for s in data["scenarios"]]
+    lines += ["", "Kernels: " + "; ".join(f"{k}: {v}" for k, v in env["kernels"].items()), ""]
+    return "\n".join(lines)
+
+
+def run(kernels: dict, out: Path, count: int = 20000, reps: int = 3, boots: int = 2,
+        scenarios=tuple(SCENARIOS), log=print, timeout: int = 900) -> dict:
+    """kernels: {label: (build dir, dummy.ko or None)}. Writes icount.json
+    and icount.md into out; returns the data. Raises RuntimeError when a
+    boot fails."""
+    out.mkdir(parents=True, exist_ok=True)
+    runs: dict = {k: [] for k in kernels}
+    for boot in range(boots):
+        order = list(kernels)[::1 if boot % 2 == 0 else -1]
+        for k in order:
+            build, ko = kernels[k]
+            with tempfile.TemporaryDirectory(dir=out) as tmp:
+                rw = Path(tmp)
+                res = run_vm(build, guest_command(rw, count, reps, scenarios, ko), rw,
+                             timeout=timeout, cpus=1, qemu_opts=QEMU_OPTS,
+                             log_path=out / f"boot{boot}-{k}.log")
+                if not res.ok:
+                    raise RuntimeError(f"{k} boot {boot}: {res.reason()} "
+                                       f"(see {out / f'boot{boot}-{k}.log'})")
+                runs[k].append(read_runs(rw, count, reps, scenarios))
+            log(f"  icount boot {boot + 1}/{boots} {k}: " + ", ".join(
+                f"{s}={statistics.median(runs[k][-1][s]):.1f}" for s in scenarios))
+    data = {"environment": {"count": count, "reps": reps, "boots": boots,
+                            "qemu_opts": QEMU_OPTS, "source": source_stamp(),
+                            "kernels": {k: f"{b}" + (f" with {ko}" if ko else "")
+                                        for k, (b, ko) in kernels.items()}},
+            "scenarios": list(scenarios), "rows": summarize(runs, scenarios), "runs": runs}
+    (out / "icount.json").write_text(json.dumps(data, indent=2) + "\n")
+    (out / "icount.md").write_text(markdown(data))
+    return data
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--kernel", action="append", required=True, metavar="LABEL=BUILD[:KO]",
+                    help="a build directory, with a dummy.ko to load instead of its own")
+    ap.add_argument("--out", default="results/icount")
+    ap.add_argument("--count", type=int, default=20000)
+    ap.add_argument("--reps", type=int, default=3)
+    ap.add_argument("--boots", type=int, default=2)
+    ap.add_argument("--scenarios", type=lambda s: s.split(","), default=list(SCENARIOS))
+    args = ap.parse_args(argv)
+    kernels = {}
+    for spec in args.kernel:
+        label, _, rest = spec.partition("=")
+        build, _, ko = rest.partition(":")
+        if not label or not build:
+            ap.error(f"--kernel {spec}: want LABEL=BUILD[:KO]")
+        kernels[label] = (build, ko or None)
+    if "base" not in kernels:
+        ap.error("a kernel labelled base is needed: every row is compared with it")
+    unknown = set(args.scenarios) - set(SCENARIOS)
+    if unknown:
+        ap.error(f"unknown scenarios: {', '.join(sorted(unknown))}")
+    try:
+        data = run(kernels, Path(args.out), args.count, args.reps, args.boots, args.scenarios)
+    except (RuntimeError, FileNotFoundError, OSError) as err:
+        print(f"error: {err}", file=sys.stderr)
+        return 1
+    print(markdown(data))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
