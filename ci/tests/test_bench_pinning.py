@@ -164,9 +164,9 @@ time.sleep(30)
 
 class BootOrderTest(unittest.TestCase):
     def test_alternates_kernels_and_scenario_order(self):
-        self.assertEqual(bench_runner.boot_order(0), (("base", "patched"), 1))
-        self.assertEqual(bench_runner.boot_order(1), (("patched", "base"), -1))
-        self.assertEqual(bench_runner.boot_order(2), (("base", "patched"), 1))
+        self.assertEqual(bench_runner.boot_order(0), (("base", "lock", "patched"), 1))
+        self.assertEqual(bench_runner.boot_order(1), (("patched", "lock", "base"), -1))
+        self.assertEqual(bench_runner.boot_order(2), (("base", "lock", "patched"), 1))
 
 
 if __name__ == "__main__":

@@ -49,6 +49,11 @@ class IcountTest(unittest.TestCase):
             md = (Path(tmp) / "icount.md").read_text()
         self.assertEqual([c[0] for c in calls], ["B", "P", "P", "P", "P", "B"])
         self.assertTrue(calls[1][1].endswith("-- /l/dummy.ko"))
+        # The lock design's module: the dummy scenarios only.
+        self.assertEqual(icount.kernel_scenarios("/l/dummy.ko", ["s2_pfifo_fast", "q2_mq"]),
+                         ["q2_mq"])
+        self.assertEqual(icount.kernel_scenarios(None, ["s2_pfifo_fast", "q2_mq"]),
+                         ["s2_pfifo_fast", "q2_mq"])
         self.assertEqual(calls[0][2]["qemu_opts"], icount.QEMU_OPTS)
         self.assertEqual(calls[0][2]["cpus"], 1)
         rows = {(r["scenario"], r["kernel"]): r for r in data["rows"]}

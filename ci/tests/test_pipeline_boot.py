@@ -152,10 +152,16 @@ class VmDebugTest(unittest.TestCase):
 
 class KunitStageTest(unittest.TestCase):
     """The KASAN/lockdep KUnit run is the main command's; the test command
-    runs the tree's suites once."""
+    runs the tree's suites once, and the series' suite on its negative
+    control, which it must catch."""
 
-    def run_stage(self, mode):
+    def run_stage(self, mode, caught=True):
         calls = []
+        controls = []
+
+        def fake_control(tree, build, **kw):
+            controls.append(build)
+            return caught, "dummy.dummy_test_one_queue_senders failed" if caught else "missed"
 
         def fake_run(tree, build, **kw):
             calls.append(kw.get("kconfig_add"))
@@ -168,13 +174,22 @@ class KunitStageTest(unittest.TestCase):
             p.tip_commit, p.ws, p.series_tree = "abc", Path(tmp) / "ws", Path(tmp) / "src"
             stage = pipeline.Stage("kunit")
             with mock.patch.object(pipeline_boot.uml, "run", fake_run), \
+                    mock.patch.object(pipeline_boot.uml, "negative_control", fake_control), \
                     mock.patch.object(pipeline.Pipeline, "checkout", lambda *a: None), \
                     contextlib.redirect_stdout(io.StringIO()):
                 p.stage_kunit(stage)
+        self.assertEqual(len(controls), 1)
+        self.assertEqual(controls[0], Path(tmp) / "ws/series/build-kunit")
+        self.assertIn(("negative control", "pass"),
+                      [(c.name, c.status) for c in stage.cases])
         return calls
 
     def test_test_mode_runs_once(self):
         self.assertEqual(self.run_stage("test"), [None])
+
+    def test_a_missed_negative_control_fails_the_stage(self):
+        with self.assertRaisesRegex(pipeline_boot.StageFailed, "negative control \\(missed\\)"):
+            self.run_stage("test", caught=False)
 
     def test_main_mode_adds_the_debug_run(self):
         calls = self.run_stage("main")

@@ -29,7 +29,10 @@ from pathlib import Path, PurePosixPath
 ROOT = Path(__file__).resolve().parents[2]
 RESULTS = "Documentation/results"
 COVER = ":(exclude)patches/**/0000-cover-letter.patch"
-BENCH = ["patches", "tools/bench", "kernel/configs/uml-bench.config"]
+# The UML benchmark; icount.py and its guest drive the x86 kernels instead.
+BENCH = ["patches", "tools/bench", "kernel/configs/uml-bench.config",
+         ":(exclude)tools/bench/icount.py", ":(exclude)tools/bench/icount-guest.sh",
+         ":(exclude)tools/bench/README.md"]
 VM = ["patches", "selftests", "lib", "ci/selftests_run.py", "ci/ktap_parse.py", "ci/vm.py",
       "common", "kernel/configs"]
 # What the results of each directory of Documentation/results/ depend on

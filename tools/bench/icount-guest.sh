@@ -55,6 +55,20 @@ setup() { # scenario
 	q1_noqueue)
 		ip link add d0 type dummy
 		;;
+	s2_fq_codel_fresh)
+		ip link add d0 type dummy
+		tc qdisc replace dev d0 root handle 1: fq_codel
+		;;
+	s2_fq_codel_after_filter)
+		ip link add d0 type dummy
+		tc qdisc replace dev d0 root handle 1: fq_codel
+		tc filter add dev d0 parent 1: protocol all prio 1 matchall action ok
+		tc filter del dev d0 parent 1: prio 1
+		;;
+	s2_pfifo_fast)
+		ip link add d0 type dummy
+		tc qdisc replace dev d0 root pfifo_fast
+		;;
 	*)
 		echo "unknown scenario $1" >&2
 		return 1

@@ -34,11 +34,27 @@ def kernel_sources(tree: Tree, commit: str, suffix: str = ".c") -> list[str]:
             and not p.startswith(("tools/", "scripts/", "Documentation/", "samples/"))]
 
 
+def included_sources(tree: Tree, commit: str, paths: Sequence[str]) -> set[str]:
+    """The C files among paths that another C file #includes at commit (a
+    KUnit test built into its driver): compiled only as part of that file,
+    never as objects of their own."""
+    out = set()
+    for p in paths:
+        pattern = f'^#include "([^"]*/)?{re.escape(Path(p).name)}"'
+        res = git_run(tree, "grep", "-q", "-E", pattern, commit, "--", "*.c", capture="none")
+        if res.returncode == 0:
+            out.add(p)
+    return out
+
+
 def touched_objects(tree: Tree, commit: str, series_sources: Sequence[str] = ()) -> list[str]:
-    """The objects a patch touches: its kernel C files; a patch that changes
-    a header compiles the series' C files too (the code that header serves
-    here), as the bot's full build would."""
-    objs = [p[:-2] + ".o" for p in kernel_sources(tree, commit)]
+    """The objects a patch touches: its kernel C files but those another C
+    file includes; a patch that changes a header compiles the series' C
+    files too (the code that header serves here), as the bot's full build
+    would."""
+    sources = kernel_sources(tree, commit)
+    included = included_sources(tree, commit, sources)
+    objs = [p[:-2] + ".o" for p in sources if p not in included]
     if kernel_sources(tree, commit, ".h"):
         objs += [p[:-2] + ".o" for p in series_sources if p[:-2] + ".o" not in objs]
     return objs
