@@ -93,6 +93,15 @@ class IncludedSourceTest(unittest.TestCase):
             head = subprocess.check_output(["git", "-C", d, "rev-parse", "HEAD"],
                                            text=True).strip()
             self.assertEqual(sorted(kbuild.touched_objects(d, head)), ["drv/a.o", "drv/b.o"])
+            # A patch to a header builds the series' C files, but not the included one.
+            Path(d, "drv/a.h").write_text("int h;\n")
+            subprocess.run(["git", "-C", d, "add", "."], check=True)
+            subprocess.run(["git", "-C", d, "commit", "-qm", "h"], check=True, env=env)
+            head = subprocess.check_output(["git", "-C", d, "rev-parse", "HEAD"],
+                                           text=True).strip()
+            self.assertEqual(sorted(kbuild.touched_objects(
+                d, head, ["drv/a.c", "drv/tests/a_kunit.c", "drv/b.c"])),
+                ["drv/a.o", "drv/b.o"])
 
 
 class CommitChecksTest(unittest.TestCase):

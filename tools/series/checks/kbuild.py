@@ -53,11 +53,10 @@ def touched_objects(tree: Tree, commit: str, series_sources: Sequence[str] = ())
     files too (the code that header serves here), as the bot's full build
     would."""
     sources = kernel_sources(tree, commit)
-    included = included_sources(tree, commit, sources)
-    objs = [p[:-2] + ".o" for p in sources if p not in included]
     if kernel_sources(tree, commit, ".h"):
-        objs += [p[:-2] + ".o" for p in series_sources if p[:-2] + ".o" not in objs]
-    return objs
+        sources += [p for p in series_sources if p not in sources]
+    included = included_sources(tree, commit, sources)
+    return [p[:-2] + ".o" for p in sources if p not in included]
 
 
 def undefined_symbols(obj: str | Path) -> set[str]:
