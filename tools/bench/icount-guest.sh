@@ -38,7 +38,7 @@ pktgen_usec() { # device mode
 		echo "$cmd" > "$f"
 	done
 	echo start > "$pg/pgctrl"
-	sed -n 's/.*Result: OK: \([0-9]*\) usec.*/\1/p' "$f"
+	sed -n 's/.*Result: OK: \([0-9][0-9]*\).*/\1/p' "$f"
 	echo rem_device_all > "$pg/kpktgend_0"
 }
 
