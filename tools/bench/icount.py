@@ -21,7 +21,7 @@ import tempfile
 from pathlib import Path
 
 from ci.vm import run_vm
-from common.stamp import source_stamp
+from common.stamp import source_stamp, write_source_stamp
 
 GUEST = Path(__file__).resolve().parent / "icount-guest.sh"
 QEMU_OPTS = "-icount shift=0,sleep=off"
@@ -105,9 +105,9 @@ def markdown(data: dict) -> str:
 
 def run(kernels: dict, out: Path, count: int = 20000, reps: int = 3, boots: int = 2,
         scenarios=tuple(SCENARIOS), log=print, timeout: int = 900) -> dict:
-    """kernels: {label: (build dir, dummy.ko or None)}. Writes icount.json
-    and icount.md into out; returns the data. Raises RuntimeError when a
-    boot fails."""
+    """kernels: {label: (build dir, dummy.ko or None)}. Writes icount.json,
+    icount.md and the source stamp (source.json) into out; returns the
+    data. Raises RuntimeError when a boot fails."""
     out.mkdir(parents=True, exist_ok=True)
     runs: dict = {k: [] for k in kernels}
     for boot in range(boots):
@@ -132,6 +132,7 @@ def run(kernels: dict, out: Path, count: int = 20000, reps: int = 3, boots: int 
                                         for k, (b, ko) in kernels.items()}},
             "scenarios": list(scenarios), "rows": summarize(runs, scenarios), "runs": runs}
     (out / "icount.json").write_text(json.dumps(data, indent=2) + "\n")
+    write_source_stamp(out)
     (out / "icount.md").write_text(markdown(data))
     return data
 

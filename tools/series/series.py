@@ -390,7 +390,8 @@ def write_series(tree: str | Path, tree_name: str, topic: str, branch: str, star
     """git format-patch of start..tip into directory d as series <tree>/<topic>
     (workspace branch `branch`, whose description is the cover letter): prefix
     [PATCH <tree>], -v<N> from series.conf, a cover letter for more than two
-    patches, --base=base (base-commit, and prerequisite-patch-id for the
+    patches or when the branch has a description (b4 mails one with any
+    series of two or more), --base=base (base-commit, and prerequisite-patch-id for the
     commits between base and start). Committed by the role identity at the
     tip's date, so the files depend only on the content. Returns the files."""
     count = int(git(tree, "rev-list", "--count", f"{start}..{tip}"))
@@ -407,7 +408,7 @@ def write_series(tree: str | Path, tree_name: str, topic: str, branch: str, star
     args = ["format-patch", "-q", "--full-index", "--no-signature",
             f"--subject-prefix=PATCH {tree_name}", f"--base={base}",
             "--cover-from-description=subject", "-o", str(d)]
-    if count > 2:
+    if count > 2 or desc:
         args.append("--cover-letter")
     if version > 1:
         args.append(f"-v{version}")
