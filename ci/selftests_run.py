@@ -549,13 +549,13 @@ def install_kselftests(tree, root, targets, log=print, lean=True):
     return dest, time.monotonic() - start
 
 
-def tdc_subset(expect, progs, label, labels):
+def tdc_subset(expect, progs, label, labels, listed=()):
     """The environment that makes tc-testing.sh run only the tdc cases
     expectations.json lists ("TDC_IDS='id ...' "), on the base kernel when
-    the patched one runs beside it: every other case is one the series does
-    not claim, and must pass on the patched kernel; the base adds nothing to
-    that but minutes. "" everywhere else."""
-    if label != "base" or "patched" not in labels:
+    the patched one runs beside it, and on the kernels of listed: every other
+    case is one the series does not claim, and must pass on the patched
+    kernel; the others add nothing to that but minutes. "" everywhere else."""
+    if label not in listed and (label != "base" or "patched" not in labels):
         return ""
     ids = sorted({case for prog, kind in progs if kind == "tdc"
                   for case in expect.get(prog, {})})
@@ -579,7 +579,7 @@ def unfinished(shared_dir, progs, tree="", tests=None):
 
 def run_matrix(kernels, outdir, bindir=CXX_BUILD, tree="", timeout=1800, log=print,
                expect=None, progs=None, churn_seconds=20, before=None, after=None,
-               ksft_root=None):
+               ksft_root=None, tdc_listed=()):
     """kernels: {label: build_dir}. Boots each, runs the programs and judges
     them (expect, progs: expectations.json and programs.txt unless given).
     With kselftest programs among them, the tree's selftests are installed
@@ -589,7 +589,8 @@ def run_matrix(kernels, outdir, bindir=CXX_BUILD, tree="", timeout=1800, log=pri
     programs. before, after: functions of a kernel's results directory giving a shell
     command the VM runs before and after the programs (the debug kernels'
     fault injection and instrument dump); the VM's exit status stays
-    run-in-vm.sh's. Returns an MatrixVerdict with cases and matrix."""
+    run-in-vm.sh's. tdc_listed: the labels whose tdc runs only the listed
+    cases (tdc_subset()). Returns an MatrixVerdict with cases and matrix."""
     expect = load_expectations() if expect is None else expect
     # Programs given: the VM runs only those.
     only = f" --only={','.join(p for p, _ in progs)}" if progs is not None else ""
@@ -608,7 +609,7 @@ def run_matrix(kernels, outdir, bindir=CXX_BUILD, tree="", timeout=1800, log=pri
     for label, build in kernels.items():
         shared_dir = Path(outdir) / label
         log(f"  booting the {label} kernel (TCG) and running {len(progs)} program(s)")
-        subset = tdc_subset(expect, progs, label, list(kernels))
+        subset = tdc_subset(expect, progs, label, list(kernels), tdc_listed)
         if subset:
             listed_only.append(label)
         # Nothing of an earlier run is read as this one's.

@@ -416,6 +416,41 @@ class JudgeTest(unittest.TestCase):
                       text)
 
 
+class ThirdKernelTest(unittest.TestCase):
+    """A kernel beside base and patched (the net fixes alone) is judged by
+    its own column: a wrong expectation there fails, naming the kernel."""
+
+    ENTRY = {"c": {"base": "pass", "net": "fail", "patched": "pass",
+                   "why": "net: the net fixes leave the flag clear",
+                   "shows": {"net": {"counter": "Check failed 10 != 0"}}}}
+
+    def verdict(self, status, diag, entry=None):
+        ktap = ktap_parse.Ktap(plan=1, results=[
+            ("c", ktap_parse.CaseResult(status=status, diag=diag))])
+        rc = 0 if status == "pass" else 1
+        runs = {"net": {"p": selftests_run.ProgramRun("ktap", rc, ktap)}}
+        return selftests_run.judge(runs, {"p": entry or self.ENTRY}, [("p", "ktap")], ["net"])
+
+    def test_expected_failure_with_its_diagnostic_passes(self):
+        out = self.verdict("fail", ["Check failed 10 != 0"])
+        self.assertTrue(out.ok, out.problems)
+
+    def test_pass_where_net_must_fail_is_a_mismatch(self):
+        out = self.verdict("pass", [])
+        self.assertFalse(out.ok)
+        self.assertIn("p: c on net: got pass, expected fail", "\n".join(out.problems))
+
+    def test_failure_for_another_reason_is_named(self):
+        out = self.verdict("fail", ["Check failed 3 != 0"])
+        self.assertFalse(out.ok)
+        self.assertIn("failed for another reason", "\n".join(out.problems))
+
+    def test_a_crafted_wrong_net_column_fails(self):
+        wrong = {"c": {**self.ENTRY["c"], "net": "pass"}}
+        out = self.verdict("fail", ["Check failed 10 != 0"], wrong)
+        self.assertFalse(out.ok)
+
+
 class TimesTest(unittest.TestCase):
     def test_seconds_per_program_and_kernel(self):
         runs = {"base": {"a": selftests_run.ProgramRun("ktap", 0, seconds=12),

@@ -198,13 +198,23 @@ class KunitStageTest(unittest.TestCase):
 
 
 class NoCallbackKernelTest(unittest.TestCase):
-    """The vm stage's negative-control kernel: the patch applied to the
-    series tree, built, its program judged under its own label, the tree
-    and the build restored, and a failure of either matrix failing the
-    stage."""
+    """The vm stage's extra kernels: the net series alone, and the
+    negative-control kernel (the patch applied to the series tree), each
+    built, its programs judged under its own label, the tree and the build
+    restored, and a failure of any matrix failing the stage."""
 
-    def run_stage(self, ok_by_label, apply_code=0):
+    NET = pipeline_boot.NET_KERNEL
+
+    def run_stage(self, ok_by_label, apply_code=0, build_fails=(),
+                  nets=("net/qdisc-bypass",)):
         calls, builds, shell = [], [], []
+        checkouts = []
+        ok_by_label = {self.NET: True, **ok_by_label}
+
+        def fake_build(self_, src, out, label, *a, **kw):
+            builds.append(label)
+            if label in build_fails:
+                raise pipeline.StageFailed(f"{label} failed")
 
         def fake_matrix(kernels, outdir, **kw):
             label = list(kernels)[0]
@@ -226,20 +236,22 @@ class NoCallbackKernelTest(unittest.TestCase):
         with tempfile.TemporaryDirectory() as tmp:
             p = pipeline.Pipeline("test", tmp)
             p.tip_commit, p.ws, p.series_tree = "abc", Path(tmp) / "ws", Path(tmp) / "src"
+            p.applied = [(types.SimpleNamespace(name=n), None, None)
+                         for n in (*nets, "net-next/qdisc-bypass", "net-next/qdisc-bypass")]
             stage = pipeline.Stage("vm")
             with mock.patch.object(selftests_run, "run_matrix", fake_matrix), \
                     mock.patch.object(pipeline_boot, "git_run", fake_git_run), \
                     mock.patch.object(pipeline_boot, "git", fake_git), \
-                    mock.patch.object(pipeline.Pipeline, "checkout", lambda *a: None), \
-                    mock.patch.object(pipeline.Pipeline, "build",
-                                      lambda self, src, out, label, *a, **kw:
-                                      builds.append(label)), \
+                    mock.patch.object(pipeline.Pipeline, "checkout",
+                                      staticmethod(lambda tree, rev: checkouts.append(rev))), \
+                    mock.patch.object(pipeline.Pipeline, "build", fake_build), \
                     contextlib.redirect_stdout(io.StringIO()):
                 try:
                     p.stage_vm(stage)
                     failed = None
                 except pipeline.StageFailed as e:
                     failed = str(e)
+        self.checkouts = checkouts
         return stage, calls, builds, shell, failed
 
     def test_negative_kernel_runs_after_base_and_patched(self):
@@ -247,11 +259,53 @@ class NoCallbackKernelTest(unittest.TestCase):
             {"base": True, pipeline_boot.NO_CALLBACK: True})
         self.assertIsNone(failed)
         self.assertEqual(calls[0][0], ["base", "patched"])
-        self.assertEqual(calls[1], ([pipeline_boot.NO_CALLBACK], pipeline_boot.NO_CALLBACK_PROGS))
-        self.assertEqual(builds, [f"build-{pipeline_boot.NO_CALLBACK}", "build-series"])
+        self.assertEqual(calls[2], ([pipeline_boot.NO_CALLBACK], pipeline_boot.NO_CALLBACK_PROGS))
+        self.assertEqual(builds, [f"build-{self.NET}", f"build-{pipeline_boot.NO_CALLBACK}",
+                                  "build-series"])
         self.assertIn(str(pipeline_boot.NO_CALLBACK_PATCH), shell[0])
         self.assertTrue(any("checkout" in c and "--" in c for c in shell[1:]))
         self.assertIn(pipeline_boot.NO_CALLBACK, stage.summary)
+
+    def test_net_kernel_is_the_net_series_with_the_tips_tests(self):
+        stage, calls, builds, _, failed = self.run_stage(
+            {"base": True, pipeline_boot.NO_CALLBACK: True})
+        self.assertIsNone(failed)
+        self.assertEqual(calls[1], ([self.NET], pipeline_boot.NET_PROGS))
+        # Built from the net branch; the programs then run from the tip's tree.
+        self.assertEqual(self.checkouts[:2], ["ci/net/qdisc-bypass", "abc"])
+        self.assertIn(f"{self.NET} kernel: {self.NET} summary", stage.summary)
+
+    def test_net_kernel_failing_fails_the_stage(self):
+        _, _, builds, _, failed = self.run_stage(
+            {"base": True, self.NET: False, pipeline_boot.NO_CALLBACK: True})
+        self.assertIn(f"{self.NET} summary", failed)
+        self.assertEqual(builds[-1], "build-series")
+
+    def test_net_kernel_build_failure_restores_the_patched_kernel(self):
+        _, calls, builds, _, failed = self.run_stage(
+            {"base": True, pipeline_boot.NO_CALLBACK: True}, build_fails=(f"build-{self.NET}",))
+        self.assertIn(f"build-{self.NET} failed", failed)
+        self.assertEqual(builds, [f"build-{self.NET}", "build-series"])
+        self.assertEqual(self.checkouts[-1], "abc")
+        self.assertEqual(len(calls), 1)
+
+    def test_net_kernel_needs_one_net_series(self):
+        for nets in ((), ("net/a", "net/b")):
+            with self.subTest(nets=nets):
+                _, _, builds, _, failed = self.run_stage(
+                    {"base": True, pipeline_boot.NO_CALLBACK: True}, nets=nets)
+                self.assertIn("exactly one net series", failed)
+                self.assertEqual(builds, ["build-series"])
+
+    def test_net_kernel_expectations_are_stated(self):
+        """Every case of the net kernel's programs that differs between the
+        base and the patched kernel states what the net fixes alone give."""
+        expect = selftests_run.load_expectations()
+        unstated = [f"{prog}: {case}" for prog, _ in pipeline_boot.NET_PROGS
+                    for case, entry in expect[prog].items()
+                    if entry.get("base", "pass") != entry.get("patched", "pass")
+                    and self.NET not in entry]
+        self.assertEqual(unstated, [])
 
     def test_negative_kernel_failing_fails_the_stage(self):
         _, _, builds, _, failed = self.run_stage({"base": True, pipeline_boot.NO_CALLBACK: False})
@@ -262,8 +316,8 @@ class NoCallbackKernelTest(unittest.TestCase):
         _, calls, builds, _, failed = self.run_stage(
             {"base": True, pipeline_boot.NO_CALLBACK: True}, apply_code=1)
         self.assertIn(pipeline_boot.NO_CALLBACK_PATCH.name, failed)
-        self.assertEqual(len(calls), 1)
-        self.assertEqual(builds, [])
+        self.assertEqual(len(calls), 2)
+        self.assertEqual(builds, [f"build-{self.NET}", "build-series"])
 
     def test_patch_removes_sfqs_callback_only(self):
         text = pipeline_boot.NO_CALLBACK_PATCH.read_text()

@@ -56,7 +56,7 @@ def cxx_cases(prog):
 
 
 # The kernels the VM stage boots: base, patched and the negative control.
-KERNELS = ("base", "patched", pipeline_boot.NO_CALLBACK)
+KERNELS = ("base", pipeline_boot.NET_KERNEL, "patched", pipeline_boot.NO_CALLBACK)
 
 
 class ExpectationsTest(unittest.TestCase):
@@ -79,6 +79,8 @@ class ExpectationsTest(unittest.TestCase):
                     if entry.get("base", "pass") != "pass":
                         # What the base kernel shows, not just that it differs.
                         self.assertTrue(entry.get("why", "").startswith("base: "), entry)
+                    if entry.get(pipeline_boot.NET_KERNEL, "pass") != "pass":
+                        self.assertIn(f"{pipeline_boot.NET_KERNEL}: ", entry.get("why", ""))
 
     def test_expected_failures_name_what_they_show(self):
         # What the case must show where it is expected to fail, and only there.
