@@ -17,6 +17,15 @@ from ci import kconfig_tree, report
 from tools.series import series
 
 
+def uncommitted(src: str | Path) -> list[str]:
+    """The files of a work tree with changes not committed (staged,
+    unstaged or untracked and not ignored), as `git status` names them."""
+    res = git_run(src, "status", "--porcelain", capture="apart")
+    if res.returncode:
+        raise StageFailed(f"git status failed in {src}: {res.stderr.strip()}")
+    return [line[3:] for line in res.stdout.splitlines()]
+
+
 class TreeStages(StageSet):
     # -- helpers --------------------------------------------------------
     @property
@@ -74,6 +83,14 @@ class TreeStages(StageSet):
 
     # -- stages ---------------------------------------------------------
     def stage_base(self, stage: Stage) -> None:
+        """The base: the pinned one, or with KERNEL_SRC the user's commit
+        KERNEL_BASE (default HEAD).
+
+        Uncommitted changes in KERNEL_SRC are not tested, and the run says
+        so (log and stage summary) rather than refusing: the pipeline tests
+        a commit, in a worktree of its own, and never touches the user's
+        checkout, so nothing is lost; a developer keeps editing while a long
+        run goes on, and the warning names the files no result covers."""
         if self.kernel_src:
             src = Path(self.kernel_src).resolve()
             rev = os.environ.get("KERNEL_BASE", "HEAD")
@@ -84,6 +101,13 @@ class TreeStages(StageSet):
             digest = hashlib.sha256(str(src).encode()).hexdigest()[:12]
             self.ws = CACHE / f"ws-{digest}"
             stage.summary = f"user tree {src} at {sha.strip()[:12]}"
+            untested = uncommitted(src)
+            if untested:
+                warning = (f"uncommitted changes in {src} NOT tested ({len(untested)} files: "
+                           f"{series.listed(untested, 5)}): the run tests commit "
+                           f"{sha.strip()[:12]} ({rev})")
+                log(f"  WARNING: {warning}")
+                stage.summary += f"; WARNING: {warning}"
             return
         _, out = sh(["bash", str(ROOT / "kernel/fetch-base.sh")], self.logfile("base"))
         self.base = dict(re.findall(r"^(BASE_\w+)=(.*)$", out, re.M))
@@ -100,8 +124,12 @@ class TreeStages(StageSet):
 
     def stage_apply(self, stage: Stage) -> None:
         tree = self.worktree("series", self.base["BASE_TAG"])
+        # The worktree is the pipeline's own (reset just above) and so are the
+        # ci/* branches of the pinned base's repository: forcing is safe there.
+        # With KERNEL_SRC the branches live in the user's repository: commits
+        # added to them are refused, not dropped.
         applied = series.apply(tree, self.base["BASE_TAG"], prefix=BRANCH_PREFIX,
-                               log=lambda m: log(m))
+                               log=lambda m: log(m), force=not self.kernel_src)
         if not applied:
             raise StageFailed("the series is empty: nothing to check")
         self.applied = applied
