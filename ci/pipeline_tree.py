@@ -128,8 +128,14 @@ class TreeStages(StageSet):
         # ci/* branches of the pinned base's repository: forcing is safe there.
         # With KERNEL_SRC the branches live in the user's repository: commits
         # added to them are refused, not dropped.
-        applied = series.apply(tree, self.base["BASE_TAG"], prefix=BRANCH_PREFIX,
-                               log=lambda m: log(m), force=not self.kernel_src)
+        try:
+            applied = series.apply(tree, self.base["BASE_TAG"], prefix=BRANCH_PREFIX,
+                                   log=lambda m: log(m), force=not self.kernel_src)
+        except series.SeriesError as err:
+            hint = (f"\nthe {BRANCH_PREFIX}* branches are the pipeline's: once what they hold "
+                    f"is kept elsewhere, delete them (git -C {self.base['BASE_REPO']} branch -D "
+                    "...) and run again" if self.kernel_src else "")
+            raise StageFailed(f"{err}{hint}") from None
         if not applied:
             raise StageFailed("the series is empty: nothing to check")
         self.applied = applied
@@ -151,7 +157,7 @@ class TreeStages(StageSet):
                 raise StageFailed(f"apply-then-export differs from patches/:\n{diff[:1500]}")
         names = sorted({ser.name for ser, _, _ in applied})
         stage.summary = (f"{len(applied)} patches of {len(names)} series ({', '.join(names)}) "
-                         "applied with git am --3way, export round trip exact")
+                         "applied as git am --3way would, export round trip exact")
         self.series_tree = tree
 
     def stage_build_base(self, stage: Stage) -> None:

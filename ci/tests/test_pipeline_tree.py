@@ -65,10 +65,11 @@ class TreeStagesTest(Workspace):
         git(self.repo, "commit", "-q", "--allow-empty", "-m", "my note on the fix")
         mine = git(self.repo, "rev-parse", "HEAD").strip()
         git(self.repo, "checkout", "-q", "main")
-        with self.assertRaises(series.SeriesError) as ctx:
+        with self.assertRaises(pipeline_tree.StageFailed) as ctx:
             self.run_stages(True, "base", "apply")
         self.assertIn(f"ci/net/drv-fix: 1 commit(s) in neither patches/ nor the last apply: "
                       f"{mine[:7]}", str(ctx.exception))
+        self.assertIn("the ci/* branches are the pipeline's", str(ctx.exception))
         self.assertEqual(git(self.repo, "rev-parse", "ci/net/drv-fix").strip(), mine)
 
     def test_pipeline_repository_is_forced(self):

@@ -8,7 +8,9 @@ order. A series starts from the kernel base unless series.conf names the
 series it builds on (SERIES_BASE_<TREE>_<TOPIC>="<tree>/<topic>"), and
 <prefix>all merges them all: the patched kernel. Developers edit commits on
 the series branches; `export` writes them back. Applying then exporting
-reproduces the committed files byte for byte.
+reproduces the committed files byte for byte. `apply` checks everything
+before writing anything and refuses to lose work (apply()); a failed
+`export` or `send-prep` leaves its output as it was (staged()).
 
 Posting follows netdev's order: netdev CI applies a series to the tip of
 its tree, so a series building on another cannot be posted until that one
