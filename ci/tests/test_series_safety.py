@@ -46,7 +46,7 @@ class ApplySafety(Workspace):
         with contextlib.redirect_stderr(err), contextlib.redirect_stdout(io.StringIO()):
             code = series.main(["apply", str(tree), "base", "--patches", str(self.patches)])
         self.assertEqual(code, 1)
-        self.assertIn("uncommitted changes (2 files): M driver.c, A  new.c", err.getvalue())
+        self.assertIn("uncommitted changes (2 files): M driver.c, A new.c", err.getvalue())
         self.assertIn("nothing was changed", err.getvalue())
         self.assertEqual(state(tree), before)
 

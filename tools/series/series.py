@@ -507,7 +507,7 @@ def apply(tree: str | Path, base: str, conf: dict[str, str] | None = None, patch
     problems = []
     if dirty:
         problems.append(f"uncommitted changes ({len(dirty)} files): "
-                        + listed([d.strip() for d in dirty]))
+                        + listed([" ".join(d.split(None, 1)) for d in dirty]))
     problems += [f"an unfinished {what}" for what in unfinished]
     if blocking:
         problems.append(f"untracked files checking out {prefix}all would overwrite: "
@@ -530,7 +530,8 @@ def apply(tree: str | Path, base: str, conf: dict[str, str] | None = None, patch
 
     # Write: detach HEAD from a branch that moves (same commit, files untouched), then
     # move every branch in one transaction.
-    if head_ref and any(f"refs/heads/{m.branch}" == head_ref for m in moves):
+    detach = bool(head_ref) and any(f"refs/heads/{m.branch}" == head_ref for m in moves)
+    if detach:
         git(tree, "update-ref", "--no-deref", "-m", "series apply: detach", "HEAD", head)
     for m in moves:
         if not m.new:
@@ -553,7 +554,8 @@ def apply(tree: str | Path, base: str, conf: dict[str, str] | None = None, patch
         git(tree, "config", f"branch.{branch}.seriesApplied", new)
 
     if keep_tree:
-        log(f"  {tree}: HEAD ({head[:12]}) and the files left as they were; check out "
+        how = f", detached from {head_ref[len('refs/heads/'):]}, which moved" if detach else ""
+        log(f"  {tree}: HEAD ({head[:12]}{how}) and the files left as they were; check out "
             f"{prefix}all once the tree is clean")
     elif head_ref != f"refs/heads/{prefix}all" or head != all_tip:
         was = head_ref.removeprefix("refs/heads/") if head_ref else head[:12] or "unborn"
