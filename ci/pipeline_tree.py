@@ -17,6 +17,15 @@ from ci import kconfig_tree, report
 from tools.series import series
 
 
+def uncommitted(src: str | Path) -> list[str]:
+    """The files of a work tree with changes not committed (staged,
+    unstaged or untracked and not ignored), as `git status` names them."""
+    res = git_run(src, "status", "--porcelain", capture="apart")
+    if res.returncode:
+        raise StageFailed(f"git status failed in {src}: {res.stderr.strip()}")
+    return [line[3:] for line in res.stdout.splitlines()]
+
+
 class TreeStages(StageSet):
     # -- helpers --------------------------------------------------------
     @property
@@ -74,6 +83,14 @@ class TreeStages(StageSet):
 
     # -- stages ---------------------------------------------------------
     def stage_base(self, stage: Stage) -> None:
+        """The base: the pinned one, or with KERNEL_SRC the user's commit
+        KERNEL_BASE (default HEAD).
+
+        Uncommitted changes in KERNEL_SRC are not tested, and the run says
+        so (log and stage summary) rather than refusing: the pipeline tests
+        a commit, in a worktree of its own, and never touches the user's
+        checkout, so nothing is lost; a developer keeps editing while a long
+        run goes on, and the warning names the files no result covers."""
         if self.kernel_src:
             src = Path(self.kernel_src).resolve()
             rev = os.environ.get("KERNEL_BASE", "HEAD")
@@ -84,6 +101,13 @@ class TreeStages(StageSet):
             digest = hashlib.sha256(str(src).encode()).hexdigest()[:12]
             self.ws = CACHE / f"ws-{digest}"
             stage.summary = f"user tree {src} at {sha.strip()[:12]}"
+            untested = uncommitted(src)
+            if untested:
+                warning = (f"uncommitted changes in {src} NOT tested ({len(untested)} files: "
+                           f"{series.listed(untested, 5)}): the run tests commit "
+                           f"{sha.strip()[:12]} ({rev})")
+                log(f"  WARNING: {warning}")
+                stage.summary += f"; WARNING: {warning}"
             return
         _, out = sh(["bash", str(ROOT / "kernel/fetch-base.sh")], self.logfile("base"))
         self.base = dict(re.findall(r"^(BASE_\w+)=(.*)$", out, re.M))
@@ -100,8 +124,18 @@ class TreeStages(StageSet):
 
     def stage_apply(self, stage: Stage) -> None:
         tree = self.worktree("series", self.base["BASE_TAG"])
-        applied = series.apply(tree, self.base["BASE_TAG"], prefix=BRANCH_PREFIX,
-                               log=lambda m: log(m))
+        # The worktree is the pipeline's own (reset just above) and so are the
+        # ci/* branches of the pinned base's repository: forcing is safe there.
+        # With KERNEL_SRC the branches live in the user's repository: commits
+        # added to them are refused, not dropped.
+        try:
+            applied = series.apply(tree, self.base["BASE_TAG"], prefix=BRANCH_PREFIX,
+                                   log=lambda m: log(m), force=not self.kernel_src)
+        except series.SeriesError as err:
+            hint = (f"\nthe {BRANCH_PREFIX}* branches are the pipeline's: once what they hold "
+                    f"is kept elsewhere, delete them (git -C {self.base['BASE_REPO']} branch -D "
+                    "...) and run again" if self.kernel_src else "")
+            raise StageFailed(f"{err}{hint}") from None
         if not applied:
             raise StageFailed("the series is empty: nothing to check")
         self.applied = applied
@@ -123,7 +157,7 @@ class TreeStages(StageSet):
                 raise StageFailed(f"apply-then-export differs from patches/:\n{diff[:1500]}")
         names = sorted({ser.name for ser, _, _ in applied})
         stage.summary = (f"{len(applied)} patches of {len(names)} series ({', '.join(names)}) "
-                         "applied with git am --3way, export round trip exact")
+                         "applied as git am --3way would, export round trip exact")
         self.series_tree = tree
 
     def stage_build_base(self, stage: Stage) -> None:

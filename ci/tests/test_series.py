@@ -153,15 +153,24 @@ class SeriesTest(Workspace):
         self.assertFalse((tree / ".git/rebase-apply").exists())
         self.assertEqual(git(tree, "status", "--porcelain"), "")
 
-    def test_interrupted_am_is_recovered(self):
+    def test_unfinished_am_is_refused_and_kept_with_force(self):
+        # A git am stopped in the tree is the user's work in progress: apply
+        # neither aborts it nor applies over it; --force moves the branches only.
         tree = make_base(self.tmp / "interrupted")
         patch = next((self.patches / "net-next/drv-features").glob("*0002-*.patch"))
         (tree / "driver.c").write_text("conflict\n")
         git(tree, "commit", "-q", "-a", "-m", "conflict")
         subprocess.run(["git", "-C", str(tree), "am", str(patch)], capture_output=True)
         self.assertTrue((tree / ".git/rebase-apply").exists())
-        applied = series.apply(tree, "base", conf=self.conf, patches=self.patches, log=lambda m: 0)
+        with self.assertRaises(series.SeriesError) as ctx:
+            series.apply(tree, "base", conf=self.conf, patches=self.patches, log=lambda m: 0)
+        self.assertIn("an unfinished git am", str(ctx.exception))
+        self.assertEqual(git(tree, "branch", "--list", "series/*"), "")
+        applied = series.apply(tree, "base", conf=self.conf, patches=self.patches,
+                               log=lambda m: 0, force=True)
         self.assertEqual(len(applied), 5)
+        self.assertTrue((tree / ".git/rebase-apply").exists())
+        self.assertEqual(git(tree, "symbolic-ref", "HEAD").strip(), "refs/heads/main")
 
     def test_stray_patch_outside_a_topic_is_refused(self):
         (self.patches / "net-next" / "0001-stray.patch").write_text("x")

@@ -8,7 +8,9 @@ order. A series starts from the kernel base unless series.conf names the
 series it builds on (SERIES_BASE_<TREE>_<TOPIC>="<tree>/<topic>"), and
 <prefix>all merges them all: the patched kernel. Developers edit commits on
 the series branches; `export` writes them back. Applying then exporting
-reproduces the committed files byte for byte.
+reproduces the committed files byte for byte. `apply` checks everything
+before writing anything and refuses to lose work (apply()); a failed
+`export` or `send-prep` leaves its output as it was (staged()).
 
 Posting follows netdev's order: netdev CI applies a series to the tip of
 its tree, so a series building on another cannot be posted until that one
@@ -19,16 +21,19 @@ the prerequisite merged, without prerequisite-patch-id lines.
 """
 
 import argparse
+import contextlib
 import os
 import re
+import shutil
 import sys
 import tempfile
-from collections.abc import Callable, Collection, Sequence
+from collections.abc import Callable, Collection, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from common.git import git as common_git, git_run
+from common.git import git as common_git, git_ok, git_run
+from tools.series.checks import source
 
 ROOT = Path(__file__).resolve().parents[2]
 PATCHES = ROOT / "patches"
@@ -158,6 +163,9 @@ class Posting:
     series: Any  # a Series, or anything with .name, .tree and .depends (a b4flow.Job)
     merged: bool = False  # the series itself is marked merged (posted before)
     prerequisite_merged: bool = False  # the series it builds on is merged into its tree
+    # To and Cc of its mails, as send_prep() wrote them (get_maintainer.pl).
+    to: list[str] = field(default_factory=list)
+    cc: list[str] = field(default_factory=list)
 
     @property
     def blocked(self) -> bool:
@@ -214,27 +222,26 @@ def order_lines(postings: Sequence[Posting]) -> list[str]:
     return lines
 
 
-def am_failure(tree: str | Path, patch: str | Path, output: str, name: str | Path) -> SeriesError:
-    """Name the patch and the hunk that failed, abort, leave the tree clean."""
-    check = git_run(tree, "apply", "--check", "--verbose", str(patch), capture="apart")
-    output += "\n" + check.stderr + check.stdout
-    hunks = [ln for ln in output.splitlines()
-             if re.match(r"^(error|warning): (patch failed|.*does not (exist|apply)|"
-                         r"Failed to merge)", ln)
-             or ln.startswith(("Patch failed at", "Hunk #", "error: while searching"))
-             or "CONFLICT" in ln]
-    git(tree, "am", "--abort", check=False)
-    git(tree, "reset", "-q", "--hard", check=False)
-    git(tree, "clean", "-qfd", check=False)
-    detail = "\n  ".join(hunks) or output.strip()
-    return SeriesError(f"patch does not apply: {name}\n  {detail}")
+def git_dir(tree: str | Path) -> Path:
+    gitdir = Path(git(tree, "rev-parse", "--git-dir"))
+    return gitdir if gitdir.is_absolute() else Path(tree) / gitdir
+
+
+# What an unfinished git command leaves in the git directory.
+IN_PROGRESS = {"rebase-apply": "git am (or rebase)", "rebase-merge": "git rebase",
+               "MERGE_HEAD": "git merge", "CHERRY_PICK_HEAD": "git cherry-pick",
+               "REVERT_HEAD": "git revert"}
+
+
+def in_progress(tree: str | Path) -> list[str]:
+    gitdir = git_dir(tree)
+    return [what for name, what in IN_PROGRESS.items() if (gitdir / name).exists()]
 
 
 def recover(tree: str | Path) -> None:
-    """Undo what an interrupted earlier run left behind in a worktree."""
-    gitdir = Path(git(tree, "rev-parse", "--git-dir"))
-    if not gitdir.is_absolute():
-        gitdir = Path(tree) / gitdir
+    """Undo what an interrupted earlier run left behind in a worktree the
+    tooling owns (the pipeline's and stable.py's; never a user's tree)."""
+    gitdir = git_dir(tree)
     if (gitdir / "rebase-apply").exists():
         git(tree, "am", "--abort", check=False)
     if (gitdir / "rebase-merge").exists():
@@ -242,65 +249,319 @@ def recover(tree: str | Path) -> None:
     git(tree, "reset", "-q", "--hard")
 
 
+HUNK_RE = re.compile(r"^(@@ -(\d+)(?:,\d+)? \+\d+(?:,\d+)? @@) ?(.*)$")
+
+
+def failed_hunks(diff: str, errors: str) -> list[str]:
+    """Each hunk `git apply` names as failed ("patch failed: PATH:LINE"):
+    its file, number, the function its header names, the header."""
+    out = []
+    for path, line in re.findall(r"^error: patch failed: (.+):(\d+)$", errors, re.M):
+        hunks, cur = [], None
+        for ln in diff.splitlines():
+            if ln.startswith("diff --git "):
+                cur = ln
+            elif cur and f" a/{path} " in cur + " " or cur and cur.endswith(f" b/{path}"):
+                m = HUNK_RE.match(ln)
+                if m:
+                    hunks.append(m)
+        n = next((i for i, m in enumerate(hunks, 1) if m[2] == line), None)
+        if n is None:
+            out.append(f"{path}: the hunk at line {line}")
+            continue
+        m = hunks[n - 1]
+        where = f", in {m[3]}" if m[3] else ""
+        out.append(f"{path}: hunk #{n} of {len(hunks)} (line {line}{where}): {m[1]}")
+    return out
+
+
+def am_commit(tree: str | Path, parent: str, patch: Path, name: str, conf: dict[str, str],
+              env: dict[str, str]) -> str:
+    """The commit `git am --3way --keep-cr --committer-date-is-author-date`
+    makes of `patch` on `parent`, made with plumbing in the scratch index
+    of env (GIT_INDEX_FILE, holding parent's tree): no worktree, HEAD or
+    ref is touched. Raises SeriesError naming the patch, hunk and function."""
+    with tempfile.TemporaryDirectory() as tmp:
+        msg, diff = Path(tmp) / "msg", Path(tmp) / "patch"
+        info = git_run(tree, "mailinfo", str(msg), str(diff), input=patch.read_text(),
+                       capture="apart")
+        fields = dict(re.findall(r"^(Author|Email|Subject|Date): (.*)$", info.stdout, re.M))
+        if info.returncode or not diff.stat().st_size or "Date" not in fields:
+            raise SeriesError(f"{name}: not a patch mail (git mailinfo: "
+                              f"{(info.stdout + info.stderr).strip()[:200]})")
+        message = git_run(tree, "stripspace", input=f"{fields.get('Subject', '')}\n\n"
+                          f"{msg.read_text()}", capture="apart").stdout
+        strict = git_run(tree, "apply", "--cached", str(diff), env=env, capture="apart")
+        if strict.returncode:
+            merged = git_run(tree, "apply", "--cached", "--3way", str(diff), env=env,
+                             capture="apart")
+            if merged.returncode:
+                text = diff.read_text()
+                lines = failed_hunks(text, strict.stderr) + [
+                    ln for ln in (strict.stderr + merged.stderr + merged.stdout).splitlines()
+                    if ln.startswith(("error:", "U ")) and "patch failed:" not in ln]
+                detail = "\n  ".join(lines)
+                raise SeriesError(f"patch does not apply: {name}\n  {detail}\n"
+                                  "  (3-way merge tried too, as git am --3way does)")
+    tree_id = git(tree, "write-tree", env=env)
+    cenv = role_env(conf, fields["Date"])
+    cenv.update(GIT_AUTHOR_NAME=fields.get("Author", ""),
+                GIT_AUTHOR_EMAIL=fields.get("Email", ""), GIT_AUTHOR_DATE=fields["Date"])
+    res = git_run(tree, "commit-tree", tree_id, "-p", parent, input=message, env=cenv,
+                  capture="apart")
+    if res.returncode:
+        raise SeriesError(f"{name}: git commit-tree failed: {res.stderr.strip()}")
+    return res.stdout.strip()
+
+
+def build_series(tree: str | Path, base: str, all_series: Sequence[Series],
+                 conf: dict[str, str], patches: Path, log: Callable[[str], object]
+                 ) -> tuple[list[tuple[Series, Path, str]], dict[str, str]]:
+    """Every series' commits, made in scratch indexes: ([(series, patch,
+    commit)], {series name: tip})."""
+    applied: list[tuple[Series, Path, str]] = []
+    tips: dict[str, str] = {}
+    with tempfile.TemporaryDirectory() as tmp:
+        env = {**os.environ, "GIT_INDEX_FILE": str(Path(tmp) / "index")}
+        for ser in all_series:
+            head = tips[ser.depends] if ser.depends else base
+            git(tree, "read-tree", head, env=env)
+            for i, p in enumerate(ser.patches, 1):
+                log(f"  applying [{ser.name}] {p.name}")
+                name = f"{p.relative_to(patches.parent)} (patch {i} of {len(ser.patches)} " \
+                       f"of {ser.name})"
+                head = am_commit(tree, head, p, name, conf, env)
+                applied.append((ser, p, head))
+            tips[ser.name] = head
+    return applied, tips
+
+
+def merge_all(tree: str | Path, base: str, all_series: Sequence[Series], tips: dict[str, str],
+              conf: dict[str, str], prefix: str = DEFAULT_PREFIX) -> str:
+    """The commit of <prefix>all: every series merged, the patched kernel.
+
+    With one leaf series it is that series' tip; otherwise one merge commit
+    (made with git merge-tree, no worktree), committed by the role identity
+    at the newest tip's date, so that the same patches always give the
+    same commit.
+    """
+    leaf = leaves(all_series)
+    heads = [tips[ser.name] for ser in leaf] or [base]
+    if len(heads) == 1:
+        return heads[0]
+    names = [ser.name for ser in leaf]
+    date = max(git(tree, "log", "-1", "--format=%ad", "--date=raw", h) for h in heads)
+    env = role_env(conf, date)
+    env.update(GIT_AUTHOR_NAME=conf["SERIES_AUTHOR_NAME"],
+               GIT_AUTHOR_EMAIL=conf["SERIES_AUTHOR_EMAIL"], GIT_AUTHOR_DATE=date)
+    ours, tree_id = heads[0], ""
+    for i, theirs in enumerate(heads[1:], 2):
+        res = git_run(tree, "merge-tree", "--write-tree", ours, theirs, capture="apart")
+        if res.returncode:
+            raise SeriesError(f"the series do not merge ({', '.join(prefix + n for n in names)}):"
+                              " they touch the same lines; make one build on the other "
+                              f"(SERIES_BASE_*)\n{res.stdout}{res.stderr}")
+        tree_id = res.stdout.split()[0]
+        if i < len(heads):  # an octopus: merge the next series into this step
+            ours = git(tree, "commit-tree", tree_id, "-p", ours, "-p", theirs, "-m", "step",
+                       env=env)
+    parents = [a for h in heads for a in ("-p", h)]
+    return git(tree, "commit-tree", tree_id, *parents,
+               "-m", "Merge series " + ", ".join(names), env=env)
+
+
+@dataclass
+class Move:
+    """A branch apply moves: from `old` ("" if new) to `new` ("" to delete)."""
+    branch: str
+    old: str
+    new: str
+    lost: list[str] = field(default_factory=list)  # "<sha> <subject>" it would drop
+
+
+def tip_of(tree: str | Path, branch: str) -> str:
+    res = git_run(tree, "rev-parse", "-q", "--verify", f"refs/heads/{branch}^{{commit}}",
+                  capture="apart")
+    return res.stdout.strip() if res.returncode == 0 else ""
+
+
+def recorded(tree: str | Path, branch: str) -> str:
+    """The tip the last apply gave the branch (branch.<name>.seriesApplied)."""
+    sha = git(tree, "config", f"branch.{branch}.seriesApplied", check=False)
+    return sha if sha and git_ok(tree, "cat-file", "-e", f"{sha}^{{commit}}") else ""
+
+
+def patch_ids(tree: str | Path, commits: Sequence[str]) -> dict[str, str]:
+    """{commit: git patch-id --stable} (merges and empty commits have none)."""
+    if not commits:
+        return {}
+    log_p = git_run(tree, "log", "-p", "--no-walk=unsorted", "--format=commit %H", *commits,
+                    capture="stdout").stdout
+    out = git_run(tree, "patch-id", "--stable", input=log_p, capture="stdout").stdout
+    return {c: p for p, c in (ln.split() for ln in out.splitlines())}
+
+
+def lost_commits(tree: str | Path, moves: Sequence[Move], base: str, new_ids: set[str]
+                 ) -> None:
+    """Fill each move's `lost`: the commits its branch holds now that no
+    new tip holds, that the last apply did not make (recorded()) and that
+    are not in patches/ (no applied commit has their patch-id)."""
+    keep = [base] + [m.new for m in moves if m.new]
+    keep += [r for r in (recorded(tree, m.branch) for m in moves) if r]
+    for m in moves:
+        if not m.old or m.old == m.new:
+            continue
+        limit = 100
+        shas = git(tree, "rev-list", f"--max-count={limit}", m.old, "--not", *keep).split()
+        ids = patch_ids(tree, shas)
+        for sha in shas:
+            if ids.get(sha) not in new_ids:
+                m.lost.append(git(tree, "log", "-1", "--format=%h %s", sha))
+        if len(shas) == limit:
+            m.lost.append(f"(and maybe more: only {limit} looked at)")
+
+
+def checked_out(tree: str | Path) -> dict[str, str]:
+    """{branch: worktree path} of every worktree of the repository."""
+    out, path = {}, ""
+    for line in git(tree, "worktree", "list", "--porcelain").splitlines():
+        if line.startswith("worktree "):
+            path = line[len("worktree "):]
+        elif line.startswith("branch refs/heads/"):
+            out[line[len("branch refs/heads/"):]] = path
+    return out
+
+
+def in_the_way(tree: str | Path, head: str, target: str) -> list[str]:
+    """Untracked files checking out `target` from `head` would overwrite."""
+    added = git(tree, "diff", "--name-only", "--diff-filter=A", "--no-renames", head, target)
+    if not added:
+        return []
+    untracked = set(git(tree, "ls-files", "--others", "--exclude-standard").splitlines())
+    return sorted(untracked & set(added.splitlines()))
+
+
+def listed(items: Sequence[str], most: int = 8) -> str:
+    more = f", ... ({len(items) - most} more)" if len(items) > most else ""
+    return ", ".join(items[:most]) + more
+
+
 def apply(tree: str | Path, base: str, conf: dict[str, str] | None = None, patches: Path = PATCHES,
-          log: Callable[[str], object] = print,
-          prefix: str = DEFAULT_PREFIX) -> list[tuple[Series, Path, str]]:
-    """Create branch <prefix><tree>/<topic> for every series, from `base` or
-    from the series it builds on, and <prefix>all merging them all.
+          log: Callable[[str], object] = print, prefix: str = DEFAULT_PREFIX,
+          force: bool = False) -> list[tuple[Series, Path, str]]:
+    """Set branch <prefix><tree>/<topic> of every series, from `base` or
+    from the series it builds on, and <prefix>all merging them all; then
+    check out <prefix>all in `tree` (saying so).
+
+    Everything is checked before anything is written: the base, the
+    identity in series.conf, every patch (applied as `git am --3way` would,
+    in a scratch index, am_commit()), and what would be lost. It refuses,
+    naming them, when the tree has uncommitted changes, an unfinished git
+    am/rebase/merge, or untracked files checking out <prefix>all would
+    overwrite, and when a branch it moves holds commits that neither
+    patches/ nor the last apply made (recorded per branch in
+    branch.<name>.seriesApplied). force=True moves the branches anyway
+    (dropped commits stay in the reflog), but never touches uncommitted
+    work: with any of the above the files and HEAD's commit stay as they
+    are (HEAD is detached first if its branch moves). A branch checked out
+    in another worktree is always refused. The branches move together
+    at the end, in one ref transaction.
 
     Returns [(series, patch file, commit)] in apply order.
     """
     conf = conf or load_conf(patches / "series.conf")
-    recover(tree)
-    applied: list[tuple[Series, Path, str]] = []
-    git(tree, "checkout", "-q", "--detach", base)
-    for t in TREES:
-        # A branch named like a tree (an older layout) blocks <prefix><tree>/<topic>.
-        if git(tree, "rev-parse", "-q", "--verify", f"refs/heads/{prefix}{t}", check=False):
-            log(f"  deleting branch {prefix}{t}: it blocks the {prefix}{t}/<topic> branches")
-            git(tree, "branch", "-D", f"{prefix}{t}")
+    for key in ("SERIES_AUTHOR_NAME", "SERIES_AUTHOR_EMAIL"):
+        if not conf.get(key):
+            raise SeriesError(f"{patches / 'series.conf'}: {key} is not set (the committer "
+                              "of the applied patches)")
     all_series = load_series(conf, patches)
+    if not git_ok(tree, "rev-parse", "--show-toplevel"):
+        raise SeriesError(f"{tree}: not a git work tree")
+    base_sha = git(tree, "rev-parse", "-q", "--verify", f"{base}^{{commit}}", check=False)
+    if not re.fullmatch(r"[0-9a-f]{40,64}", base_sha):
+        raise SeriesError(f"base {base}: no such commit in {tree}; nothing was changed")
+    applied, tips = build_series(tree, base_sha, all_series, conf, patches, log)
+    all_tip = merge_all(tree, base_sha, all_series, tips, conf, prefix)
+
+    wanted = {prefix + ser.name: tips[ser.name] for ser in all_series}
+    wanted[prefix + "all"] = all_tip
+    # A branch named like a tree (an older layout) blocks <prefix><tree>/<topic>.
+    moves = [Move(prefix + t, tip_of(tree, prefix + t), "") for t in TREES
+             if tip_of(tree, prefix + t)]
+    moves += [Move(b, tip_of(tree, b), new) for b, new in wanted.items()]
+    moves = [m for m in moves if m.old != m.new]
+    lost_commits(tree, moves, base_sha, set(patch_ids(tree, [c for _, _, c in applied]).values()))
+
+    top = Path(git(tree, "rev-parse", "--show-toplevel")).resolve()
+    busy = {b: p for b, p in checked_out(tree).items()
+            if Path(p).resolve() != top and any(m.branch == b for m in moves)}
+    if busy:
+        raise SeriesError("; ".join(f"{b} is checked out in {p}" for b, p in busy.items())
+                          + ": apply would move it under that tree's files; check out "
+                          "another branch there first. Nothing was changed")
+    head = git(tree, "rev-parse", "-q", "--verify", "HEAD", check=False)
+    head_ref = git(tree, "symbolic-ref", "-q", "HEAD", check=False)
+    dirty = git(tree, "status", "--porcelain", "--untracked-files=no").splitlines()
+    unfinished = in_progress(tree)
+    blocking = in_the_way(tree, head, all_tip) if head else []
+    problems = []
+    if dirty:
+        problems.append(f"uncommitted changes ({len(dirty)} files): "
+                        + listed([" ".join(d.split(None, 1)) for d in dirty]))
+    problems += [f"an unfinished {what}" for what in unfinished]
+    if blocking:
+        problems.append(f"untracked files checking out {prefix}all would overwrite: "
+                        + listed(blocking))
+    lost = [m for m in moves if m.lost]
+    problems += [f"{m.branch}: {len(m.lost)} commit(s) in neither patches/ nor the last apply"
+                 f"{' (the branch would be deleted)' if not m.new else ''}: "
+                 + listed(m.lost, 5) for m in lost]
+    if problems and not force:
+        raise SeriesError(
+            f"apply would lose work in {tree}; nothing was changed:\n  "
+            + "\n  ".join(problems) + "\ncommit or stash the changes, finish the unfinished "
+            "command, export the commits to patches/ (series export) or keep them on another "
+            "branch; or run again with --force (the branches are reset to patches/, the "
+            "dropped commits stay in the reflog; uncommitted changes and HEAD's commit are "
+            "kept)")
+    for m in lost:
+        log(f"  --force: {m.branch} drops {listed(m.lost, 5)}")
+    keep_tree = bool(dirty or unfinished or blocking)
+
+    # Write: detach HEAD from a branch that moves (same commit, files untouched), then
+    # move every branch in one transaction.
+    detach = bool(head_ref) and any(f"refs/heads/{m.branch}" == head_ref for m in moves)
+    if detach:
+        git(tree, "update-ref", "--no-deref", "-m", "series apply: detach", "HEAD", head)
+    for m in moves:
+        if not m.new:
+            log(f"  deleting branch {m.branch}: it blocks the {m.branch}/<topic> branches")
+            git(tree, "update-ref", "-d", f"refs/heads/{m.branch}", m.old)
+            git(tree, "config", "--remove-section", f"branch.{m.branch}", check=False)
+    zero = "0" * len(base_sha)
+    txn = "".join(f"update refs/heads/{m.branch} {m.new} {m.old or zero}\n"
+                  for m in moves if m.new)
+    if txn:
+        res = git_run(tree, "update-ref", "-m", "series apply", "--stdin", input=txn,
+                      capture="apart")
+        if res.returncode:
+            raise SeriesError(f"moving the branches failed, none moved: {res.stderr.strip()}")
     for ser in all_series:
         branch = prefix + ser.name
-        start = prefix + ser.depends if ser.depends else base
-        git(tree, "checkout", "-q", "-f", "-B", branch, start)
-        for p in ser.patches:
-            log(f"  applying [{ser.name}] {p.name}")
-            res = git_run(tree, "am", "--3way", "--keep-cr", "--committer-date-is-author-date",
-                          str(p), env=role_env(conf))
-            if res.returncode:
-                raise am_failure(tree, p, res.stdout, p.relative_to(patches.parent))
-            applied.append((ser, p, git(tree, "rev-parse", "HEAD")))
         desc = f"{ser.cover.subject}\n\n{ser.cover.body}\n" if ser.cover else ""
         git(tree, "config", f"branch.{branch}.description", desc)
-    merge_all(tree, base, all_series, conf, prefix)
+    for branch, new in wanted.items():
+        git(tree, "config", f"branch.{branch}.seriesApplied", new)
+
+    if keep_tree:
+        how = f", detached from {head_ref[len('refs/heads/'):]}, which moved" if detach else ""
+        log(f"  {tree}: HEAD ({head[:12]}{how}) and the files left as they were; check out "
+            f"{prefix}all once the tree is clean")
+    elif head_ref != f"refs/heads/{prefix}all" or head != all_tip:
+        was = head_ref.removeprefix("refs/heads/") if head_ref else head[:12] or "unborn"
+        git(tree, "checkout", "-q", prefix + "all")
+        log(f"  checked out {prefix}all in {tree} (HEAD was {was})")
     return applied
-
-
-def merge_all(tree: str | Path, base: str, all_series: Sequence[Series], conf: dict[str, str],
-              prefix: str = DEFAULT_PREFIX) -> str:
-    """Branch <prefix>all: every series merged, the patched kernel. Returns its commit.
-
-    With one leaf series it is that series' tip; otherwise one merge commit,
-    committed by the role identity at the newest tip's date, so that the
-    same patches always give the same commit.
-    """
-    tips = [prefix + ser.name for ser in leaves(all_series)] or [base]
-    git(tree, "checkout", "-q", "-f", "-B", prefix + "all", tips[0])
-    if len(tips) > 1:
-        date = max(git(tree, "log", "-1", "--format=%ad", "--date=raw", t) for t in tips)
-        env = role_env(conf, date)
-        env.update(GIT_AUTHOR_NAME=conf["SERIES_AUTHOR_NAME"],
-                   GIT_AUTHOR_EMAIL=conf["SERIES_AUTHOR_EMAIL"], GIT_AUTHOR_DATE=date)
-        res = git_run(tree, "merge", "-q", "--no-ff", "--no-edit",
-                      "-m", "Merge series " + ", ".join(t[len(prefix):] for t in tips),
-                      *tips[1:], env=env, capture="apart")
-        if res.returncode:
-            git(tree, "merge", "--abort", check=False)
-            raise SeriesError(f"the series do not merge ({', '.join(tips)}): they touch the "
-                              f"same lines; make one build on the other (SERIES_BASE_*)\n"
-                              f"{res.stdout}{res.stderr}")
-    return git(tree, "rev-parse", "HEAD")
 
 
 def workspace_series(tree: str | Path, prefix: str = DEFAULT_PREFIX) -> list[tuple[str, str, str]]:
@@ -353,26 +614,51 @@ def export(tree: str | Path, base: str, outdir: str | Path = PATCHES,
     canon_base = git(tree, "rev-parse", f"{base}^{{commit}}")
     canon_of: dict[str, str] = {}  # branch -> its canonical tip
     outdir = Path(outdir)
-    clear_patches(outdir)
     written: list[Path] = []
-    for tree_name, topic, branch in chain:
-        dep = conf.get(base_key(tree_name, topic))
-        if dep and prefix + dep not in canon_of:
-            raise SeriesError(f"{branch} builds on {dep} ({base_key(tree_name, topic)}), "
-                              f"which is not a workspace series before it")
-        prev = prefix + dep if dep else base
-        canon_prev = canon_of[prev] if dep else canon_base
-        canon = canonical_tip(tree, prev, canon_prev, branch, conf)
-        written += write_series(tree, tree_name, topic, branch, canon_prev, canon, base,
-                                outdir / tree_name / topic, conf, identity)
-        canon_of[branch] = canon
-    return written
+    with staged(outdir) as tmp:
+        for tree_name, topic, branch in chain:
+            dep = conf.get(base_key(tree_name, topic))
+            if dep and prefix + dep not in canon_of:
+                raise SeriesError(f"{branch} builds on {dep} ({base_key(tree_name, topic)}), "
+                                  f"which is not a workspace series before it")
+            prev = prefix + dep if dep else base
+            canon_prev = canon_of[prev] if dep else canon_base
+            canon = canonical_tip(tree, prev, canon_prev, branch, conf)
+            written += write_series(tree, tree_name, topic, branch, canon_prev, canon, base,
+                                    tmp / tree_name / topic, conf, identity)
+            canon_of[branch] = canon
+    return [outdir / f.relative_to(tmp) for f in written]
 
 
 def clear_patches(outdir: Path) -> None:
     for t in TREES:
         for old in (outdir / t).glob("*/*.patch") if (outdir / t).is_dir() else []:
             old.unlink()
+
+
+@contextlib.contextmanager
+def staged(outdir: Path) -> Iterator[Path]:
+    """A scratch directory beside outdir to write <tree>/<topic>/*.patch
+    into. When the block ends well its files replace outdir's (outdir is
+    the scratch directory renamed if it did not exist); when it raises,
+    the scratch directory is removed and outdir is as it was."""
+    outdir.parent.mkdir(parents=True, exist_ok=True)
+    tmp = Path(tempfile.mkdtemp(prefix=f".{outdir.name}.", dir=outdir.parent))
+    try:
+        yield tmp
+        if not outdir.exists():
+            umask = os.umask(0)
+            os.umask(umask)
+            tmp.chmod(0o777 & ~umask)
+            tmp.rename(outdir)
+            return
+        clear_patches(outdir)
+        for f in sorted(tmp.rglob("*.patch")):
+            dest = outdir / f.relative_to(tmp)
+            dest.parent.mkdir(parents=True, exist_ok=True)
+            f.replace(dest)
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
 
 
 def canonical_tip(tree: str | Path, prev: str, canon_prev: str, branch: str,
@@ -386,14 +672,16 @@ def canonical_tip(tree: str | Path, prev: str, canon_prev: str, branch: str,
 
 def write_series(tree: str | Path, tree_name: str, topic: str, branch: str, start: str, tip: str,
                  base: str, d: Path, conf: dict[str, str],
-                 identity: tuple[str, str] | None = None) -> list[Path]:
+                 identity: tuple[str, str] | None = None,
+                 to: Sequence[str] = (), cc: Sequence[str] = ()) -> list[Path]:
     """git format-patch of start..tip into directory d as series <tree>/<topic>
     (workspace branch `branch`, whose description is the cover letter): prefix
     [PATCH <tree>], -v<N> from series.conf, a cover letter for more than two
     patches or when the branch has a description (b4 mails one with any
     series of two or more), --base=base (base-commit, and prerequisite-patch-id for the
     commits between base and start). Committed by the role identity at the
-    tip's date, so the files depend only on the content. Returns the files."""
+    tip's date, so the files depend only on the content; `to` and `cc`
+    become every mail's To: and Cc:. Returns the files."""
     count = int(git(tree, "rev-list", "--count", f"{start}..{tip}"))
     if not count:
         return []
@@ -407,7 +695,8 @@ def write_series(tree: str | Path, tree_name: str, topic: str, branch: str, star
     tip_date = git(tree, "log", "-1", "--format=%aD", tip)
     args = ["format-patch", "-q", "--full-index", "--no-signature",
             f"--subject-prefix=PATCH {tree_name}", f"--base={base}",
-            "--cover-from-description=subject", "-o", str(d)]
+            "--cover-from-description=subject", "-o", str(d),
+            *(f"--to={a}" for a in to), *(f"--cc={a}" for a in cc)]
     if count > 2 or desc:
         args.append("--cover-letter")
     if version > 1:
@@ -492,26 +781,50 @@ def send_prep(tree: str | Path, base: str, outdir: str | Path, merged: Collectio
     canon_base = git(tree, "rev-parse", f"{base}^{{commit}}")
     canon_of: dict[str, str] = {}  # series name -> its canonical tip on the stack
     outdir = Path(outdir)
-    clear_patches(outdir)
     out: list[tuple[Posting, list[Path]]] = []
-    for p in postings:
-        ser = p.series
-        branch = prefix + ser.name
-        prev = prefix + ser.depends if ser.depends else base
-        canon_prev = canon_of[ser.depends] if ser.depends else canon_base
-        canon_of[ser.name] = canon = canonical_tip(tree, prev, canon_prev, branch, conf)
-        if p.blocked or p.merged:
-            out.append((p, []))
-            continue
-        start, tip = canon_base, canon
-        if ser.depends:
-            start = merged_base(tree, canon_base, canon_prev, ser.depends, ser.tree, conf)
-            tip = canonical_chain(tree, start, f"{canon_prev}..{canon}", conf)
-        files = write_series(tree, ser.tree, ser.topic, branch, start, tip, start,
-                             outdir / ser.tree / ser.topic, conf, identity)
-        check_posting(tree, start, files, branch)
-        out.append((p, files))
-    return out
+    with staged(outdir) as tmp:
+        for p in postings:
+            ser = p.series
+            branch = prefix + ser.name
+            prev = prefix + ser.depends if ser.depends else base
+            canon_prev = canon_of[ser.depends] if ser.depends else canon_base
+            canon_of[ser.name] = canon = canonical_tip(tree, prev, canon_prev, branch, conf)
+            if p.blocked or p.merged:
+                out.append((p, []))
+                continue
+            start, tip = canon_base, canon
+            if ser.depends:
+                start = merged_base(tree, canon_base, canon_prev, ser.depends, ser.tree, conf)
+                tip = canonical_chain(tree, start, f"{canon_prev}..{canon}", conf)
+            found = recipients(tree, start, tip)
+            if found:
+                p.to, p.cc = found
+            files = write_series(tree, ser.tree, ser.topic, branch, start, tip, start,
+                                 tmp / ser.tree / ser.topic, conf, identity, p.to, p.cc)
+            check_posting(tree, start, files, branch)
+            out.append((p, files))
+    return [(p, [outdir / f.relative_to(tmp) for f in files]) for p, files in out]
+
+
+def recipients(tree: str | Path, start: str, tip: str) -> tuple[list[str], list[str]] | None:
+    """(To, Cc) of the series start..tip as get_maintainer.pl names them
+    for its patches (checks.source.get_maintainers, as the cc_maintainers
+    check runs it): the maintainers To, everyone else Cc, without the
+    addresses netdev does not expect (source.CC_IGNORE). None when the
+    tree has no scripts/get_maintainer.pl."""
+    if not (Path(tree) / "scripts/get_maintainer.pl").is_file():
+        return None
+    to: list[str] = []
+    cc: list[str] = []
+    for commit in git(tree, "rev-list", "--reverse", f"{start}..{tip}").split():
+        code, out, t, c = source.get_maintainers(tree, commit)
+        if code:
+            raise SeriesError(f"get_maintainer.pl failed on {commit[:12]}: {out.strip()[:300]}")
+        to += [a for a in t if a not in to]
+        cc += [a for a in c if a not in cc]
+    taken = {source.address(a) for a in to} | source.CC_IGNORE
+    to = [a for a in to if source.address(a) not in source.CC_IGNORE]
+    return to, [a for a in cc if source.address(a) not in taken]
 
 
 def substitute_identity(text: str, conf: dict[str, str], identity: tuple[str, str]) -> str:
@@ -539,6 +852,11 @@ def main(argv: list[str] | None = None) -> int:
     a = sub.add_parser("apply", help="apply patches/ to TREE as branches <prefix><tree>/<topic>")
     a.add_argument("tree")
     a.add_argument("base", help="base commit or tag")
+    a.add_argument("--patches", type=Path, default=PATCHES, help="default %(default)s")
+    a.add_argument("--force", action="store_true",
+                   help="move the branches even if they hold commits neither patches/ nor the "
+                   "last apply made, or the tree is not clean (uncommitted changes are kept, "
+                   "HEAD's commit too)")
     e = sub.add_parser("export", help="write the workspace branches back to patches/")
     e.add_argument("tree")
     e.add_argument("base")
@@ -558,7 +876,8 @@ def main(argv: list[str] | None = None) -> int:
     args = ap.parse_args(argv)
     try:
         if args.cmd == "apply":
-            applied = apply(args.tree, args.base, prefix=args.prefix)
+            applied = apply(args.tree, args.base, patches=args.patches, prefix=args.prefix,
+                            force=args.force)
             names = sorted({ser.name for ser, _, _ in applied}, key=lambda n: n)
             print(f"applied {len(applied)} patches to {args.tree}; branches: "
                   + ", ".join(args.prefix + n for n in names))
@@ -579,6 +898,10 @@ def main(argv: list[str] | None = None) -> int:
                 if files:
                     print(f"wrote {len(files)} files of {p.series.name} to "
                           f"{Path(args.out) / p.series.tree / p.series.topic}")
+                    if p.to or p.cc:
+                        print(f"  To: {', '.join(p.to)}\n  Cc: {', '.join(p.cc)}")
+                    else:
+                        print(f"  no To/Cc: no scripts/get_maintainer.pl in {args.tree}")
     except SeriesError as err:
         print(f"error: {err}", file=sys.stderr)
         return 1

@@ -1,0 +1,87 @@
+"""The base and apply stages on a scratch "kernel" repository: with
+KERNEL_SRC the user's uncommitted changes are named as not tested and
+commits added to the ci/* branches of the user's repository are refused;
+the pipeline's own repository is forced as before."""
+
+import contextlib
+import io
+import os
+import unittest
+from unittest import mock
+
+from ci import pipeline, pipeline_tree
+from ci.pipeline_common import Stage
+from ci.tests.test_series import Workspace, git, make_base
+from tools.series import series
+
+
+class TreeStagesTest(Workspace):
+
+    def setUp(self):
+        super().setUp()
+        self.repo = make_base(self.tmp / "linux")
+        apply = series.apply
+        patches = self.patches
+        conf = self.conf
+
+        def scratch_apply(*args, **kw):  # patches/ of the scratch workspace
+            return apply(*args, conf=conf, patches=patches, **kw)
+        for patch in (mock.patch.object(series, "apply", scratch_apply),
+                      mock.patch.object(pipeline_tree.kconfig_tree, "extract"),
+                      mock.patch.object(pipeline_tree, "CACHE", self.tmp / "cache")):
+            patch.start()
+            self.addCleanup(patch.stop)
+
+    def run_stages(self, kernel_src, *names):
+        env = {"KERNEL_SRC": str(self.repo), "KERNEL_BASE": "base"} if kernel_src else {}
+        with mock.patch.dict(os.environ, env), contextlib.redirect_stdout(io.StringIO()):
+            if not kernel_src:
+                os.environ.pop("KERNEL_SRC", None)
+            p = pipeline.Pipeline("test", self.tmp / "results")
+            p.ws = self.tmp / "ws"
+            p.base = {"BASE_REPO": str(self.repo), "BASE_TAG": "base", "BASE_PINNED": "no"}
+            stages = [Stage(n) for n in names]
+            for st in stages:
+                getattr(p, f"stage_{st.name}")(st)
+        return p, stages
+
+    def test_uncommitted_changes_are_named_as_not_tested(self):
+        (self.repo / "driver.c").write_text("edited\n")
+        (self.repo / "new.c").write_text("new\n")
+        _, (base,) = self.run_stages(True, "base")
+        sha = git(self.repo, "rev-parse", "base").strip()[:12]
+        self.assertIn(f"WARNING: uncommitted changes in {self.repo.resolve()} NOT tested "
+                      f"(2 files: driver.c, new.c): the run tests commit {sha} (base)",
+                      base.summary)
+
+    def test_clean_tree_gives_no_warning(self):
+        _, (base,) = self.run_stages(True, "base")
+        self.assertNotIn("WARNING", base.summary)
+
+    def test_kernel_src_commit_on_ci_branch_is_refused(self):
+        p, _ = self.run_stages(True, "base", "apply")
+        self.assertEqual(git(self.repo, "symbolic-ref", "HEAD").strip(), "refs/heads/main")
+        git(self.repo, "checkout", "-q", "ci/net/drv-fix")
+        git(self.repo, "commit", "-q", "--allow-empty", "-m", "my note on the fix")
+        mine = git(self.repo, "rev-parse", "HEAD").strip()
+        git(self.repo, "checkout", "-q", "main")
+        with self.assertRaises(pipeline_tree.StageFailed) as ctx:
+            self.run_stages(True, "base", "apply")
+        self.assertIn(f"ci/net/drv-fix: 1 commit(s) in neither patches/ nor the last apply: "
+                      f"{mine[:7]}", str(ctx.exception))
+        self.assertIn("the ci/* branches are the pipeline's", str(ctx.exception))
+        self.assertEqual(git(self.repo, "rev-parse", "ci/net/drv-fix").strip(), mine)
+
+    def test_pipeline_repository_is_forced(self):
+        self.run_stages(False, "apply")
+        fix = git(self.repo, "rev-parse", "ci/net/drv-fix").strip()
+        git(self.repo, "branch", "-f", "ci/net/drv-fix",
+            git(self.repo, "commit-tree", "-p", fix, "-m", "stray", f"{fix}^{{tree}}").strip())
+        p, (apply,) = self.run_stages(False, "apply")
+        self.assertEqual(git(self.repo, "rev-parse", "ci/net/drv-fix").strip(), fix)
+        self.assertEqual(len(p.applied), 5)
+        self.assertIn("5 patches of 3 series", apply.summary)
+
+
+if __name__ == "__main__":
+    unittest.main()
