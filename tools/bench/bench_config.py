@@ -17,8 +17,8 @@ class Comparison:
     # A guard bounds a comparison of code that is the same on both sides (shown by
     # the per-patch xmit_disasm check, or the same kernel): it fails only when its
     # whole interval violates the bound, and an inconclusive guard of at least
-    # MIN_REPETITIONS pairs passes without more repetitions. A target without guard is a claim: inconclusive at the
-    # repetition cap fails.
+    # MIN_REPETITIONS pairs passes without more repetitions. A target without
+    # guard is a claim: inconclusive at the repetition cap fails.
     guard: bool = False
 
 
