@@ -126,13 +126,10 @@ class Pipeline(HostStages, CheckStages, SubmitStages, MailStages, BootStages, Be
                      patches=self.patch_reports, series_results=self.series_results)
         log("")
         log(report.stage_table(self.stages))
-        cases = [c for s in self.stages for c in s.cases]
-        n = {k: sum(1 for c in cases if c.status == k) for k in ("pass", "fail", "skip")}
         # A failed stage counts as a failure even when it recorded no case.
-        n["fail"] += sum(1 for s in self.stages
-                         if s.status == "fail" and not any(c.status == "fail" for c in s.cases))
+        n = report.counts([c for s in self.stages for c in s.cases], self.stages)
         log(f"results: {self.results}/summary.md, results.json, junit.xml")
-        log(f"pipeline: {n['pass']} passed, {n['fail']} failed, {n['skip']} skipped")
+        log(f"pipeline: {report.count_line(n)}")
         if not ok:
             failed = ", ".join(s.name for s in self.stages if s.status == "fail")
             log(f"pipeline: FAILED ({failed})")

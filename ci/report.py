@@ -17,9 +17,26 @@ SERIES_ORDER = ("cover_letter", "fixes_present", "patch_count", "subject_prefix"
 class Case:
     suite: str
     name: str
-    status: str  # pass | fail | skip
+    status: str  # pass | fail | warn | skip (warn: a check's warning, no failure)
     message: str = ""
     details: str = ""
+
+
+STATUSES = ("pass", "fail", "warn", "skip")
+
+
+def counts(cases, stages=()):
+    """{status: number of cases} over STATUSES; a failed stage of stages
+    without a failing case counts as one failure."""
+    n = {k: sum(1 for c in cases if c.status == k) for k in STATUSES}
+    n["fail"] += sum(1 for s in stages
+                     if s.status == "fail" and not any(c.status == "fail" for c in s.cases))
+    return n
+
+
+def count_line(n):
+    """"3 passed, 0 failed, 1 warned, 2 skipped" of counts()."""
+    return f"{n['pass']} passed, {n['fail']} failed, {n['warn']} warned, {n['skip']} skipped"
 
 
 def stage_table(stages):
@@ -129,11 +146,10 @@ def markdown(data, stages, patches):
     for s in stages:
         if s.details:
             lines += ["", f"## {s.name}: details", "", "```", s.details, "```"]
-    failed = [c for c in data["cases"] if c["status"] == "fail"]
-    n = {k: sum(1 for c in data["cases"] if c["status"] == k) for k in ("pass", "fail", "skip")}
-    lines += ["", "## Test cases", "",
-              f"{n['pass']} passed, {n['fail']} failed, {n['skip']} skipped.", ""]
-    lines += [f"- FAIL {c['suite']} / {c['name']}: {c['message']}" for c in failed]
+    odd = [c for c in data["cases"] if c["status"] in ("fail", "warn")]
+    n = counts([Case(**c) for c in data["cases"]])
+    lines += ["", "## Test cases", "", f"{count_line(n)}.", ""]
+    lines += [f"- {c['status'].upper()} {c['suite']} / {c['name']}: {c['message']}" for c in odd]
     return "\n".join(lines) + "\n"
 
 
@@ -143,7 +159,8 @@ def junit(path, stages):
         suite = ET.SubElement(root, "testsuite", name=s.name, time=f"{s.seconds:.1f}",
                               tests=str(len(s.cases)),
                               failures=str(sum(c.status == "fail" for c in s.cases)),
-                              skipped=str(sum(c.status == "skip" for c in s.cases)))
+                              skipped=str(sum(c.status == "skip" for c in s.cases)),
+                              warnings=str(sum(c.status == "warn" for c in s.cases)))
         if s.status == "fail":
             tc = ET.SubElement(suite, "testcase", classname=s.name, name="stage")
             ET.SubElement(tc, "failure", message=s.summary.splitlines()[0][:500]).text = s.summary
@@ -153,4 +170,9 @@ def junit(path, stages):
                 ET.SubElement(tc, "failure", message=c.message[:500]).text = c.details or c.message
             elif c.status == "skip":
                 ET.SubElement(tc, "skipped", message=c.message[:500])
+            elif c.status == "warn":
+                # JUnit has no warning: a passing case that says it warned.
+                props = ET.SubElement(tc, "properties")
+                ET.SubElement(props, "property", name="status", value="warn")
+                ET.SubElement(tc, "system-out").text = f"WARN: {c.message}"
     ET.ElementTree(root).write(path, encoding="unicode", xml_declaration=True)

@@ -1,8 +1,9 @@
 """Run the project's KUnit suites in UML through the tree's kunit.py.
 
 Results are read from kunit.py's JSON and counted per case; the run fails
-on any failed case, on a crash or timeout, when no case ran at all, or when
-a suite the series adds (SERIES_SUITES) did not run. It also fails on a
+on any failed case, on a crash or timeout, when no case passed (none ran,
+or all skipped), or when a suite of the configs (NET_SUITES, SERIES_SUITES)
+did not run. It also fails on a
 kernel report (KASAN, lockdep, WARNING, BUG, UBSAN: common/splats.py)
 anywhere in the kernel's whole log, the build directory's test.log:
 kunit.py's own output shows a case's log only when the case fails, so a
@@ -15,6 +16,7 @@ catch.
 """
 
 import argparse
+import fnmatch
 import json
 import os
 import re
@@ -37,6 +39,10 @@ SERIES_CONFIG = HERE / "series.kunitconfig"
 # no suite (series.kunitconfig then sets no option); the two must agree
 # (ci/tests/test_checks.py).
 SERIES_SUITES = ("dummy",)
+# The suites net.kunitconfig enables in the base tree (NET_TEST,
+# NETDEV_ADDR_LIST_TEST), by their kunit_suite name: a run of it that lacks
+# one of them fails.
+NET_SUITES = ("net_core", "dev-addr-list-test")
 # The kernel command line of a run with series.kunitconfig: its CONFIG_SMP
 # needs seccomp=on under UML, and the dummy suite's senders race on one
 # queue only with more than one CPU.
@@ -88,7 +94,7 @@ class KunitResult:
 
     @property
     def ok(self) -> bool:
-        return (self.exit_code == 0 and bool(self.cases) and not self.missing()
+        return (self.exit_code == 0 and self.count("PASS") > 0 and not self.missing()
                 and bool(self.kernel_log) and not self.splats
                 and not self.count("FAIL") and not self.count("ERROR"))
 
@@ -96,11 +102,22 @@ class KunitResult:
         missing = self.missing()
         return (f"{self.count('PASS')} passed, {self.count('FAIL') + self.count('ERROR')} "
                 f"failed, {self.count('SKIP')} skipped"
+                + ("; no case passed" if not self.count("PASS") else "")
                 + (f"; suite(s) not run: {', '.join(missing)}" if missing else "")
                 + ("" if self.kernel_log or not self.cases else
                    "; no kernel log (test.log) to check for kernel reports")
                 + (f"; {len(self.splats)} kernel report line(s): {self.splats[0]}"
                    if self.splats else ""))
+
+
+def default_required(configs: Sequence[str | Path], filter_glob: str = "") -> tuple[str, ...]:
+    """The suites a run of configs must have run: those the project's
+    kunitconfigs among them enable, as far as filter_glob selects them."""
+    paths = [Path(c) for c in configs]
+    suites = ((NET_SUITES if NET_CONFIG in paths else ())
+              + (SERIES_SUITES if SERIES_CONFIG in paths else ()))
+    glob = filter_glob.split(".", 1)[0]
+    return tuple(s for s in suites if not glob or fnmatch.fnmatchcase(s, glob))
 
 
 def kunit_cases(group: dict[str, Any], suite: str | None = None,
@@ -121,15 +138,16 @@ def run(tree: str | Path, build_dir: str | Path, configs: Sequence[str | Path] |
         timeout: int = 600, echo: Callable[[str], object] | None = None,
         required: Sequence[str] | None = None, kconfig_add: Sequence[str] = (),
         filter_glob: str = "") -> KunitResult:
-    """required: suites that must run; by default SERIES_SUITES with the
-    default configs, none with others. kconfig_add: options on top of the
+    """required: suites that must run; by default NET_SUITES when the
+    configs (the default ones if none) have net.kunitconfig, SERIES_SUITES
+    when they have series.kunitconfig, those filter_glob selects. kconfig_add: options on top of the
     configs (kunit.py --kconfig_add), e.g. DEBUG_KCONFIG. filter_glob: the
     suites to run (kunit.py's filter, all by default). A kernel report in
     the kernel's whole log (test.log; common/splats.py: KASAN,
     lockdep, WARNING, BUG, UBSAN) fails the run whatever the cases say."""
-    if required is None:
-        required = () if configs else SERIES_SUITES
     configs = configs or default_configs()
+    if required is None:
+        required = default_required(configs, filter_glob)
     build_dir = Path(build_dir)
     build_dir.mkdir(parents=True, exist_ok=True)
     json_path = Path(json_path or build_dir / "kunit.json")

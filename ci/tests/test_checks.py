@@ -695,23 +695,26 @@ class KunitJsonTest(unittest.TestCase):
         from kunit import uml
         from unittest import mock
         with tempfile.TemporaryDirectory() as tmp:
-            # Today: net.kunitconfig and series.kunitconfig, the dummy suite
-            # required, booted with the series' kernel arguments (UML SMP).
-            calls, popen = self.fake_kunit(uml, ["netdev_addr_list", "dummy"])
+            # Today: net.kunitconfig and series.kunitconfig, the net suites and
+            # the dummy suite required, booted with the series' kernel
+            # arguments (UML SMP).
+            net = list(uml.NET_SUITES)
+            calls, popen = self.fake_kunit(uml, net + ["dummy"])
             with popen:
                 res = uml.run(tmp, Path(tmp) / "build")
             self.assertTrue(res.ok, res.summary())
-            self.assertEqual(res.required, ("dummy",))
+            self.assertEqual(res.required, ("net_core", "dev-addr-list-test", "dummy"))
             self.assertEqual([a for a in calls[0] if a.startswith("--kunitconfig=")],
                              [f"--kunitconfig={uml.NET_CONFIG}",
                               f"--kunitconfig={uml.SERIES_CONFIG}"])
             self.assertEqual([a for a in calls[0] if a.startswith("--kernel_args=")],
                              ["--kernel_args=seccomp=on", "--kernel_args=ncpus=2"])
-            # The net suites alone: no series arguments, nothing required.
-            calls, popen = self.fake_kunit(uml, ["netdev_addr_list"])
+            # The net suites alone: no series arguments, the net suites required.
+            calls, popen = self.fake_kunit(uml, net)
             with popen:
                 res = uml.run(tmp, Path(tmp) / "build", configs=[uml.NET_CONFIG])
             self.assertTrue(res.ok, res.summary())
+            self.assertEqual(res.required, uml.NET_SUITES)
             self.assertFalse([a for a in calls[0] if a.startswith("--kernel_args=")])
             # A series that adds a suite: its config is merged in, and a run
             # without that suite fails, one with it passes.
@@ -719,7 +722,7 @@ class KunitJsonTest(unittest.TestCase):
             series.write_text("# a suite\nCONFIG_DUMMY_EXAMPLE_TEST=y\n")
             with mock.patch.object(uml, "SERIES_CONFIG", series), \
                     mock.patch.object(uml, "SERIES_SUITES", ("dummy_example",)):
-                calls, popen = self.fake_kunit(uml, ["netdev_addr_list"])
+                calls, popen = self.fake_kunit(uml, net)
                 with popen:
                     res = uml.run(tmp, Path(tmp) / "build")
                 self.assertEqual([a for a in calls[0] if a.startswith("--kunitconfig=")],
@@ -727,15 +730,49 @@ class KunitJsonTest(unittest.TestCase):
                                   f"--kunitconfig={series}"])
                 self.assertFalse(res.ok)
                 self.assertIn("suite(s) not run: dummy_example", res.summary())
-                calls, popen = self.fake_kunit(uml, ["netdev_addr_list", "dummy_example"])
+                calls, popen = self.fake_kunit(uml, net + ["dummy_example"])
                 with popen:
                     self.assertTrue(uml.run(tmp, Path(tmp) / "build").ok)
-                # Configs given: nothing is required.
-                calls, popen = self.fake_kunit(uml, ["netdev_addr_list"])
+                # Configs given: the suites of those configs are required.
+                calls, popen = self.fake_kunit(uml, net)
                 with popen:
                     res = uml.run(tmp, Path(tmp) / "build", configs=[uml.NET_CONFIG])
+                self.assertEqual(res.required, uml.NET_SUITES)
+                self.assertTrue(res.ok)
+                # Configs of no project kunitconfig: nothing is required.
+                calls, popen = self.fake_kunit(uml, ["other"])
+                with popen:
+                    res = uml.run(tmp, Path(tmp) / "build", configs=[series.parent / "x"])
                 self.assertEqual(res.required, ())
                 self.assertTrue(res.ok)
+
+    def test_nothing_passed_fails(self):
+        # A JSON of skipped cases only, or of no case, is no pass.
+        import json
+        from kunit import uml
+        skipped = {"name": "KUnit Test Group", "test_cases": [], "sub_groups": [
+            {"name": s, "test_cases": [{"name": f"c{i}", "status": "SKIP"} for i in range(12)],
+             "sub_groups": []} for s in uml.NET_SUITES]}
+        with tempfile.TemporaryDirectory() as tmp:
+            data, log = Path(tmp) / "kunit.json", Path(tmp) / "test.log"
+            data.write_text(json.dumps(skipped))
+            log.write_text("KTAP version 1\n")
+            res = uml.result([], 0, data, log, required=uml.NET_SUITES)
+            self.assertEqual(res.count("SKIP"), 24)
+            self.assertFalse(res.ok)
+            self.assertIn("no case passed", res.summary())
+            skipped["sub_groups"][0]["test_cases"][0]["status"] = "PASS"
+            data.write_text(json.dumps(skipped))
+            self.assertTrue(uml.result([], 0, data, log, required=uml.NET_SUITES).ok)
+
+    def test_net_suites_required_by_name(self):
+        # One passing case of one suite is no run of the net suites.
+        from kunit import uml
+        res = uml.KunitResult(cases=[("net_core", "a", "PASS")], kernel_log="build/test.log",
+                              required=uml.default_required(uml.default_configs()))
+        self.assertFalse(res.ok)
+        self.assertEqual(res.missing(), ["dev-addr-list-test", "dummy"])
+        self.assertEqual(uml.default_required(uml.default_configs(), "dummy*"), ("dummy",))
 
     def test_negative_control(self):
         # The crafted counter bug is applied for the run and reverted after;

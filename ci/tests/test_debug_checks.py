@@ -4,6 +4,7 @@ before: it read only the programs' results and the console's splats, and a
 kernel whose lockdep turned itself off, whose kmemleak was missing or
 disabled, or whose KCSAN never ran its self-test shows none."""
 
+import re
 import unittest
 
 from ci import debug_checks
@@ -98,20 +99,24 @@ class InstrumentsTest(unittest.TestCase):
         self.assertIn("kcsan", failed("kcsan", DEBUG_CONSOLE, DEBUG_DUMP))
 
 
-def fault_ktap(results, plan=None):
-    """fault_inject's KTAP with these (name, ok) results."""
+def fault_ktap(results, plan=None, faults=(4, 4)):
+    """fault_inject's KTAP with these (name, ok) results, each passing one
+    with faults (injected, sites)."""
     lines = ["TAP version 13", f"1..{len(results) if plan is None else plan}"]
     for i, (name, ok) in enumerate(results, 1):
         if not ok:
             lines.append("# 1 inconsistent answer(s) under tc_new_tfilter")
+        else:
+            lines.append(f"# {faults[0]} faults injected at {faults[1]} sites under whole "
+                         f"request ({faults[1]} in the whole request)")
         lines.append(f"{'' if ok else 'not '}ok {i} {name}")
     return "\n".join(lines) + "\n"
 
 
-def fault_run(results, rc=None, plan=None):
+def fault_run(results, rc=None, plan=None, faults=(4, 4)):
     rc = (0 if all(ok for _, ok in results) else 1) if rc is None else rc
     return selftests_run.ProgramRun("ktap", rc,
-                                    ktap_parse.parse_results(fault_ktap(results, plan)))
+                                    ktap_parse.parse_results(fault_ktap(results, plan, faults)))
 
 
 class FaultInjectionJudgeTest(unittest.TestCase):
@@ -134,13 +139,15 @@ class FaultInjectionJudgeTest(unittest.TestCase):
 
     def test_a_request_that_never_ran_fails(self):
         probs = self.problems(fault_run(self.ALL[:-1]))
-        self.assertIn(f"fault_inject: {self.ALL[-1][0]}: never ran", probs)
+        self.assertEqual(len(probs), 1)
+        self.assertIn(f"fault_inject: {self.ALL[-1][0]} on patched: control, never ran", probs[0])
 
     def test_skipped_requests_fail(self):
         text = "TAP version 13\n1..1\nok 1 link_add_txq4 # SKIP no fail-nth\n"
         run = selftests_run.ProgramRun("ktap", 4, ktap_parse.parse_results(text))
         probs = self.problems(run)
-        self.assertTrue(any("link_add_txq4: skip" in p for p in probs), probs)
+        self.assertTrue(any("link_add_txq4 on patched: control, got skip" in p for p in probs),
+                        probs)
         self.assertTrue(any("never ran" in p for p in probs), probs)
 
     def test_a_crash_fails(self):
@@ -151,13 +158,50 @@ class FaultInjectionJudgeTest(unittest.TestCase):
     def test_no_output_fails(self):
         run = selftests_run.ProgramRun("ktap", None, ktap_parse.parse_results(""))
         probs = self.problems(run)
-        self.assertIn("no KTAP plan", probs)
+        self.assertIn("fault_inject on patched: no KTAP plan", probs)
         for name in debug_checks.FAULT_REQUESTS:
-            self.assertIn(f"fault_inject: {name}: never ran", probs)
+            self.assertTrue(any(p.startswith(f"fault_inject: {name} on patched: control, never ran")
+                                for p in probs), name)
 
     def test_an_unknown_request_fails(self):
         probs = self.problems(fault_run(self.ALL + [("link_add_txq8", True)]))
-        self.assertIn("fault_inject: link_add_txq8 is not a request debug_checks.py knows", probs)
+        self.assertEqual(probs, ["fault_inject: link_add_txq8 on patched: no entry in "
+                                 "expectations.json (got pass)"])
+
+    def test_no_fault_injected_fails(self):
+        # A recorded run with every "faults injected" set to 0 passed before.
+        probs = self.problems(fault_run(self.ALL, faults=(0, 0)))
+        self.assertEqual(len(probs), len(self.ALL))
+        self.assertIn("fault_inject: link_add_txq4 on patched: no fault injected (0 sites)", probs)
+        probs = self.problems(fault_run(self.ALL, faults=(0, 326)))
+        self.assertEqual(len(probs), len(self.ALL))
+
+    def test_far_fewer_faults_than_sites_fails(self):
+        self.assertEqual(self.problems(fault_run(self.ALL, faults=(16, 26))), [])
+        probs = self.problems(fault_run(self.ALL, faults=(3, 326)))
+        self.assertIn("fault_inject: link_add_txq4 on patched: 3 faults injected at 326 sites "
+                      "(fewer than 50%)", probs)
+
+    def test_a_pass_without_its_fault_count_fails(self):
+        text = fault_ktap(self.ALL).replace("faults injected", "faults")
+        run = selftests_run.ProgramRun("ktap", 0, ktap_parse.parse_results(text))
+        self.assertEqual(len(self.problems(run)), len(self.ALL))
+
+    def test_the_recorded_run_passes_and_zeroed_fails(self):
+        # The debug kernel's recorded fault_inject.ktap, and the same with
+        # every count of faults injected set to 0.
+        ktap = (selftests_run.ROOT / "Documentation/results/vm-debug/patched/"
+                "fault_inject.ktap").read_text()
+        run = selftests_run.ProgramRun("ktap", 0, ktap_parse.parse_results(ktap))
+        self.assertEqual(self.problems(run), [])
+        zeroed = re.sub(r"\d+ faults injected", "0 faults injected", ktap)
+        run = selftests_run.ProgramRun("ktap", 0, ktap_parse.parse_results(zeroed))
+        self.assertEqual(len(self.problems(run)), len(self.ALL))
+
+    def test_requests_are_expectations_entries(self):
+        expect = selftests_run.load_expectations()[debug_checks.FAULT_PROGRAM]
+        self.assertEqual(debug_checks.FAULT_REQUESTS, tuple(expect))
+        self.assertEqual(len(debug_checks.FAULT_REQUESTS), 10)
 
 
 class ProgramAgreesTest(unittest.TestCase):

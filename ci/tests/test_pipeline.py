@@ -57,7 +57,33 @@ class PipelineTest(unittest.TestCase):
         p, code, out, data = self.run_fake(None)
         self.assertEqual(code, 0)
         self.assertTrue(data["ok"])
-        self.assertIn("pipeline: 5 passed, 0 failed, 0 skipped", out)
+        self.assertIn("pipeline: 5 passed, 0 failed, 0 warned, 0 skipped", out)
+
+    def test_warnings_are_counted_and_shown(self):
+        # A check's warning counted in no total, and junit.xml showed it as a
+        # plain pass.
+        class Warned(Fake):
+            def stage_checks(self, stage):
+                self.fake("checks", stage)
+                stage.cases.append(pipeline.report.Case(
+                    "checks.net", "01 checkpatch net: x", "warn", "CHECK: line too long"))
+        tmp = tempfile.mkdtemp()
+        (Path(tmp) / "logs").mkdir()
+        out = io.StringIO()
+        with contextlib.redirect_stdout(out):
+            self.assertEqual(Warned(tmp, None).run(), 0)
+        self.assertIn("pipeline: 5 passed, 0 failed, 1 warned, 0 skipped", out.getvalue())
+        summary = (Path(tmp) / "summary.md").read_text()
+        self.assertIn("5 passed, 0 failed, 1 warned, 0 skipped.", summary)
+        self.assertIn("- WARN checks.net / 01 checkpatch net: x: CHECK: line too long", summary)
+        import xml.etree.ElementTree as ET
+        root = ET.parse(Path(tmp) / "junit.xml").getroot()
+        suite = next(s for s in root if s.get("name") == "checks")
+        self.assertEqual(suite.get("warnings"), "1")
+        case = next(c for c in suite if c.get("name") == "01 checkpatch net: x")
+        self.assertEqual(case.find("properties/property").attrib,
+                         {"name": "status", "value": "warn"})
+        self.assertEqual(case.find("system-out").text, "WARN: CHECK: line too long")
 
     def test_stage_details_reach_the_summary(self):
         class Details(Fake):

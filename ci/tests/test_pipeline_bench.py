@@ -114,6 +114,24 @@ class RealComparisonsTest(unittest.TestCase):
         line = bench_report.verdict_lines(rows, bench_stats.BOOTSTRAP)[0]
         self.assertIn("1 inconclusive (S2-restore); 1 guard(s) inconclusive, passing (S3)", line)
 
+    def test_a_guard_of_too_few_pairs_fails(self):
+        # Two repetitions: S3 inside its bound and S3 wholly past it (0.8 <
+        # 0.97) are both "inconclusive"; a guard of so few pairs proves
+        # nothing either way, and fails.
+        for ratios in ([1.0, 1.0], [0.8, 0.8], [0.8, 0.85]):
+            with self.subTest(ratios=ratios):
+                rows = bench_stats.summarize(self.runs({"s3_default": ratios + [1.0] * 5})[:2])
+                s3 = next(r for r in rows if r["key"] == "S3")
+                self.assertEqual((s3["verdict"], s3["repetitions"]), ("inconclusive", 2))
+                self.assertFalse(bench_config.passing_guard(s3))
+                cases, not_met = pipeline_bench.bench_cases(rows)
+                self.assertIn("S3", not_met)
+                self.assertEqual(cases[[r["key"] for r in rows].index("S3")].status, "fail")
+        self.assertTrue(bench_config.passing_guard(row("G", "inconclusive", guard=True,
+                                                       repetitions=3)))
+        self.assertFalse(bench_config.passing_guard(row("G", "inconclusive", guard=True,
+                                                        repetitions=2)))
+
     def test_sink_rows_report_whatever_the_ratio(self):
         cases, not_met = self.cases({"sink_veth_mq": [0.3] * 7, "sink_nsim_mq_xps": [0.6] * 7})
         self.assertEqual(not_met, ["S2-restore"])

@@ -132,12 +132,12 @@ class VmDebugTest(unittest.TestCase):
         _, _, _, failed = self.run_stage({"debug": True, "kcsan": True}, {"debug": {
             "patched/fault_inject.ktap": test_debug_checks.fault_ktap(results),
             "patched/fault_inject.rc": "1\n"}})
-        self.assertIn("fault_inject: limit0_codel: fail", failed)
+        self.assertIn("fault_inject: limit0_codel on patched: control, got fail", failed)
 
     def test_fault_injection_that_never_ran_fails_the_stage(self):
         _, _, _, failed = self.run_stage({"debug": True, "kcsan": True}, {"debug": {
             "patched/fault_inject.ktap": None, "patched/fault_inject.rc": None}})
-        self.assertIn("fault injection: no exit code recorded", failed)
+        self.assertIn("fault injection: fault_inject on patched: no exit code recorded", failed)
 
     def test_a_failing_config_fails_the_stage(self):
         _, calls, _, failed = self.run_stage({"debug": True, "kcsan": False})

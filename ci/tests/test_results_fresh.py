@@ -18,8 +18,10 @@ exist. The cover letters (0000-cover-letter.patch) quote results and build
 nothing: they are no input.
 """
 
+import ast
 import hashlib
 import json
+import os
 import re
 import subprocess
 import tempfile
@@ -29,29 +31,40 @@ from pathlib import Path, PurePosixPath
 ROOT = Path(__file__).resolve().parents[2]
 RESULTS = "Documentation/results"
 COVER = ":(exclude)patches/**/0000-cover-letter.patch"
+# The kernel a run builds: the pinned base, how it is fetched, configured
+# and built. The stable trees' pins are the stable run's alone.
+KERNEL = ["kernel", ":(exclude)kernel/stable", ":(exclude)kernel/known-commits.txt"]
 # The UML benchmark; icount.py and its guest drive the x86 kernels instead.
-BENCH = ["patches", "tools/bench", "kernel/configs/uml-bench.config",
-         ":(exclude)tools/bench/icount.py", ":(exclude)tools/bench/icount-guest.sh",
-         ":(exclude)tools/bench/README.md"]
-VM = ["patches", "selftests", "lib", "ci/selftests_run.py", "ci/ktap_parse.py", "ci/vm.py",
-      "common", "kernel/configs"]
+BENCH = ["patches", "tools/bench", ":(exclude)tools/bench/icount.py",
+         ":(exclude)tools/bench/icount-guest.sh", ":(exclude)tools/bench/README.md", *KERNEL]
+VM = ["patches", "selftests", "lib", *KERNEL]
+STABLE = ["patches", "selftests", "lib", "kernel", ":(exclude)kernel/known-commits.txt"]
 # What the results of each directory of Documentation/results/ depend on
 # ("" for the files at its top: the test command's record, which is of
-# everything).
+# everything): paths, and the Python modules that made and judged them
+# (MODULES) with every project module they import.
 INPUTS = {
     "bench": BENCH,
     # The counter designs of the dummy series: the UML benchmark's design cases
     # alone (tools/bench/bench.py --scenarios), and instruction counts of the
     # x86 test kernels under QEMU icount (tools/bench/icount.py).
     "bench-design": BENCH,
-    "icount": ["patches", "tools/bench", "ci/vm.py", "ci/kconfig_tree.py", "kernel"],
+    "icount": ["patches", "tools/bench", "kernel"],
     "vm-debug": VM, "vm-kcsan": VM,
-    "stable": VM + ["tools/series/stable.py", "ci/stable_vm.py"],
-    "b4": ["patches", "tools/series/b4flow.py"],
+    "stable": STABLE,
+    "b4": ["patches", "kernel/base.env", "kernel/fetch-base.sh", "kernel/import-base.sh"],
     # The test command's record (ci/pipeline.py stamps its results): of
     # everything but the documentation, as the stamp's "dirty" is.
     "test-run": [".", ":(exclude)Documentation"],
     "": ["."],
+}
+MODULES = {
+    "bench": ["ci/pipeline_bench.py", "tools/bench/bench.py"],
+    "bench-design": ["ci/pipeline_bench.py", "tools/bench/bench.py"],
+    "icount": ["tools/bench/icount.py", "ci/pipeline_tree.py"],
+    "vm-debug": ["ci/pipeline_boot.py"], "vm-kcsan": ["ci/pipeline_boot.py"],
+    "stable": ["ci/stable_vm.py", "tools/series/stable.py"],
+    "b4": ["ci/pipeline_submit.py", "tools/series/b4flow.py"],
 }
 # Made from the kernels alone: the benchmark builds the base and patched
 # trees and runs tools/bench, no selftest of the series.
@@ -135,9 +148,61 @@ def stamp_problem(root, stamp, inputs, kernel_only=False):
     return ""
 
 
+def module_closure(root, files):
+    """The project's Python files among `files` and every project module
+    they import, at any depth (as the work tree has them)."""
+    todo, seen = list(files), set()
+    while todo:
+        rel = todo.pop()
+        if rel in seen or not (root / rel).is_file():
+            continue
+        seen.add(rel)
+        for node in ast.walk(ast.parse((root / rel).read_text(), rel)):
+            if isinstance(node, ast.Import):
+                names = [a.name for a in node.names]
+            elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
+                names = [node.module] + [f"{node.module}.{a.name}" for a in node.names]
+            else:
+                continue
+            for name in names:
+                path = name.replace(".", "/")
+                todo += [f"{path}.py", f"{path}/__init__.py"]
+    return sorted(seen)
+
+
+def inputs_of(root, top):
+    return INPUTS[top] + module_closure(root, MODULES.get(top, []))
+
+
+PROJECT_LINE = re.compile(r"^Project: `(\w+)`.*patches/ sha256 `(\w+)`", re.M)
+
+
+def project_line_problem(f, stamp):
+    """Why a report's own "Project:" line (ci/report.py) is not of its stamp."""
+    if f.suffix != ".md":
+        return ""
+    m = PROJECT_LINE.search(f.read_text(errors="replace"))
+    if m and not (stamp.get("commit", "").startswith(m[1])
+                  and str(stamp.get("patches_sha256", "")).startswith(m[2])):
+        return (f"its Project: line ({m[1]}, patches {m[2]}) is not of its stamp "
+                f"({stamp.get('commit', '')[:12]})")
+    return ""
+
+
+def nearest_stamp(base, rel):
+    """The stamp of the nearest directory holding `rel` (a file's path under
+    base) that has one, and that directory; (None, "") if none has."""
+    parts = PurePosixPath(rel).parts[:-1]
+    for n in range(len(parts), 0, -1):
+        stamp = stamp_of(base.joinpath(*parts[:n]))
+        if stamp is not None:
+            return stamp, "/".join(parts[:n])
+    return None, ""
+
+
 def results_problems(root=ROOT):
-    """Every results file that is neither fresh by its directory's stamp
-    nor listed as stale, and every listed path that does not exist."""
+    """Every results file that is neither fresh by its nearest stamp nor
+    listed as stale, and every listed path that does not exist."""
     base = root / RESULTS
     listed = stale_listed(root)
     problems = [f"{p}: listed as stale but not there" for p in listed
@@ -155,21 +220,69 @@ def results_problems(root=ROOT):
         if top not in INPUTS:
             problems.append(f"{rel}: no inputs defined for results directory {top!r}")
             continue
-        if top not in verdicts:
-            stamp = stamp_of(base / top) if top else None
-            verdicts[top] = ("no source stamp" if stamp is None else
-                             stamp_problem(root, stamp, INPUTS[top], top in KERNEL_ONLY))
-        if verdicts[top]:
-            problems.append(f"{rel}: {verdicts[top]}, and README.md does not list it as stale")
+        stamp, where = nearest_stamp(base, rel)
+        if where not in verdicts:
+            verdicts[where] = ("no source stamp" if stamp is None else
+                               stamp_problem(root, stamp, inputs_of(root, top),
+                                             top in KERNEL_ONLY))
+        why = verdicts[where] or (stamp and project_line_problem(f, stamp))
+        if why:
+            problems.append(f"{rel}: {why}, and README.md does not list it as stale")
     return problems
+
+
+def under_ci(env):
+    """Whether this runs under CI: GitHub and most CI systems set CI, and
+    .ci/run, the CI entry point, does too."""
+    return env.get("CI", "").lower() not in ("", "0", "false")
+
+
+def shallow_verdict(root, env):
+    """None for a full clone; for a shallow one, which lacks the stamps'
+    commits, ("fail", why) under CI (which must fetch the history) and
+    ("skip", why) elsewhere."""
+    if git(root, "rev-parse", "--is-shallow-repository", check=False).stdout.strip() != "true":
+        return None
+    why = "a shallow clone lacks the stamps' commits (git fetch --unshallow)"
+    return ("fail", why) if under_ci(env) else ("skip", why)
 
 
 class ResultsFreshTest(unittest.TestCase):
     def test_results_are_fresh_or_listed_stale(self):
-        if git(ROOT, "rev-parse", "--is-shallow-repository", check=False).stdout.strip() \
-                == "true":
-            self.skipTest("a shallow clone lacks the stamps' commits")
+        verdict = shallow_verdict(ROOT, os.environ)
+        if verdict:
+            if verdict[0] == "fail":
+                self.fail(verdict[1])
+            self.skipTest(verdict[1])
         self.assertEqual(results_problems(), [])
+
+    def test_ci_entry_point_says_it_is_ci_and_fetches_the_history(self):
+        run = (ROOT / ".ci/run").read_text()
+        self.assertIn('export CI="${CI:-true}"', run)
+        self.assertIn("--unshallow", run)
+        workflow = (ROOT / ".github/workflows/pipeline.yml").read_text()
+        job = workflow.split("\n  host-tests:", 1)[1].split("\n  checks:", 1)[0]
+        self.assertIn("fetch-depth: 0", job)
+
+    def test_inputs_cover_the_kernel_and_the_code_that_made_each_record(self):
+        kernel = ["kernel/base.env", "kernel/build.sh", "kernel/fetch-base.sh",
+                  "kernel/configs/vng.config", "ci/kconfig_tree.py"]
+        made_by = {"bench": ["ci/pipeline_bench.py", "tools/bench/bench_stats.py",
+                             "kernel/configs/uml-bench.config"],
+                   "icount": ["tools/bench/icount.py", "ci/pipeline_tree.py"],
+                   "vm-debug": ["ci/pipeline_boot.py", "ci/debug_checks.py",
+                                "ci/selftests_run.py", "selftests/fault-inject.sh",
+                                "kernel/configs/debug.config"],
+                   "stable": ["ci/stable_vm.py", "ci/selftests_run.py",
+                              "tools/series/stable.py", "kernel/stable/6.1.env"]}
+        made_by["bench-design"] = made_by["bench"]
+        made_by["vm-kcsan"] = made_by["vm-debug"]
+        for top, paths in made_by.items():
+            covered = git(ROOT, "ls-files", "--", *inputs_of(ROOT, top)).stdout.split()
+            with self.subTest(top=top):
+                self.assertEqual([p for p in kernel + paths if p not in covered], [])
+        covered = git(ROOT, "ls-files", "--", *inputs_of(ROOT, "bench")).stdout.split()
+        self.assertNotIn("kernel/stable/6.1.env", covered)
 
     def test_every_directory_has_its_inputs(self):
         dirs = {p.name for p in (ROOT / RESULTS).iterdir() if p.is_dir()}
@@ -305,6 +418,91 @@ class CraftedResultsTest(unittest.TestCase):
             f"test-run/{name}: its inputs changed since {self.stamp['commit'][:12]}: "
             "selftests/programs.txt, and README.md does not list it as stale"
             for name in ("source.json", "summary.md")])
+
+    def producers(self):
+        """The kernel pins and build, a stage that imports its judge, and
+        results of each kind stamped by the commit that has them."""
+        for rel, text in (("kernel/base.env", "BASE_VERSION=7.3.4\n"),
+                          ("kernel/build.sh", "make\n"),
+                          ("kernel/stable/6.1.env", "BASE_VERSION=6.1.192\n"),
+                          ("kernel/configs/vng.config", "CONFIG_NET=y\n"),
+                          ("ci/__init__.py", ""),
+                          ("ci/pipeline_boot.py", "from ci import pipeline_tree\n"
+                           "def stage_vm_debug():\n    from ci import debug_checks\n"),
+                          ("ci/pipeline_tree.py", "from ci.kconfig_tree import fragments\n"),
+                          ("ci/kconfig_tree.py", "def fragments():\n    pass\n"),
+                          ("ci/debug_checks.py", "def judge_fault_injection():\n    pass\n"),
+                          ("ci/stable_vm.py", "from ci import selftests_run\n"),
+                          ("ci/selftests_run.py", "")):
+            self.write(rel, text)
+        self.commit("producers")
+        stamp = {"commit": git(self.root, "rev-parse", "HEAD").stdout.strip(), "dirty": False,
+                 "patches_sha256": patches_digest_at(self.root, "HEAD")}
+        self.write(f"{RESULTS}/bench/bench.json", json.dumps({"environment": {"source": stamp}}))
+        for top in ("vm-debug", "stable"):
+            self.write(f"{RESULTS}/{top}/source.json", json.dumps(stamp))
+        self.commit("results")
+        self.assertEqual(results_problems(self.root), [])
+        return stamp
+
+    def stale_tops(self):
+        return sorted({p.split("/", 1)[0] for p in results_problems(self.root)})
+
+    def test_kernel_pins_and_build_are_inputs(self):
+        self.producers()
+        for rel, stale in (("kernel/base.env", ["bench", "stable", "vm-debug"]),
+                           ("kernel/build.sh", ["bench", "stable", "vm-debug"]),
+                           ("kernel/configs/vng.config", ["bench", "stable", "vm-debug"]),
+                           ("kernel/stable/6.1.env", ["stable"])):
+            with self.subTest(rel=rel):
+                git(self.root, "checkout", "-q", "--", ".")
+                self.write(rel, "changed\n")
+                self.assertEqual(self.stale_tops(), stale)
+
+    def test_stage_and_judge_code_are_inputs(self):
+        self.producers()
+        for rel, stale in (("ci/debug_checks.py", ["vm-debug"]),
+                           ("ci/kconfig_tree.py", ["vm-debug"]),
+                           ("ci/selftests_run.py", ["stable"])):
+            with self.subTest(rel=rel):
+                git(self.root, "checkout", "-q", "--", ".")
+                self.write(rel, "def judge_fault_injection():\n    return True\n")
+                self.assertEqual(self.stale_tops(), stale)
+
+    def test_a_directory_is_judged_by_its_own_stamp(self):
+        self.write(f"{RESULTS}/test-run/source.json", json.dumps(self.stamp))
+        self.write(f"{RESULTS}/test-run/summary.md", "# Pipeline test: PASS\n")
+        self.write(f"{RESULTS}/test-run/cold/source.json",
+                   json.dumps(dict(self.stamp, commit="f" * 40)))
+        self.write(f"{RESULTS}/test-run/cold/summary.md", "# Pipeline test: PASS\n")
+        self.assertEqual(results_problems(self.root), [
+            f"test-run/cold/{name}: stamp commit ffffffffffff is not in the history, and "
+            "README.md does not list it as stale" for name in ("source.json", "summary.md")])
+
+    def test_a_report_of_another_commit_under_a_stamp(self):
+        commit = self.stamp["commit"]
+        line = "Project: `{}`, patches/ sha256 `{}`.\n"
+        self.write(f"{RESULTS}/test-run/source.json", json.dumps(self.stamp))
+        self.write(f"{RESULTS}/test-run/summary.md",
+                   line.format(commit[:12], self.stamp["patches_sha256"][:16]))
+        self.assertEqual(results_problems(self.root), [])
+        self.write(f"{RESULTS}/test-run/summary.md",
+                   line.format("a027c7661c3f", self.stamp["patches_sha256"][:16]))
+        self.assertEqual(results_problems(self.root), [
+            "test-run/summary.md: its Project: line (a027c7661c3f, patches "
+            f"{self.stamp['patches_sha256'][:16]}) is not of its stamp ({commit[:12]}), "
+            "and README.md does not list it as stale"])
+
+    def test_shallow_clone_fails_under_ci(self):
+        self.write("more.txt", "more\n")
+        self.commit("more")
+        clone = self.root / "clone"
+        subprocess.run(["git", "clone", "-q", "--depth", "1", f"file://{self.root}",
+                        str(clone)], check=True)
+        self.assertIsNone(shallow_verdict(self.root, {"CI": "true"}))
+        self.assertEqual(shallow_verdict(clone, {})[0], "skip")
+        self.assertEqual(shallow_verdict(clone, {"CI": "false"})[0], "skip")
+        self.assertEqual(shallow_verdict(clone, {"CI": "true"})[0], "fail")
 
     def test_listed_but_gone(self):
         self.write(f"{RESULTS}/README.md", "## Stale\n\n- `test-run.md`, `vm-debug/`: old\n")

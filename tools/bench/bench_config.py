@@ -16,16 +16,24 @@ class Comparison:
     hi: float | None = None
     # A guard bounds a comparison of code that is the same on both sides (shown by
     # the per-patch xmit_disasm check, or the same kernel): it fails only when its
-    # whole interval violates the bound, and an inconclusive guard passes without
-    # more repetitions. A target without guard is a claim: inconclusive at the
-    # repetition cap fails.
+    # whole interval violates the bound, and an inconclusive guard of at least
+    # MIN_REPETITIONS pairs passes without more repetitions. A target without
+    # guard is a claim: inconclusive at the repetition cap fails.
     guard: bool = False
+
+
+# Fewer paired repetitions than this give no verdict but "inconclusive": the
+# bootstrap of one or two values only repeats them (bench_stats.verdict()).
+MIN_REPETITIONS = 3
 
 
 def passing_guard(row):
     """True for a comparison row (bench_stats.summarize) that is an inconclusive
-    guard: its interval is the benchmark's resolution, and it passes."""
-    return bool(row.get("guard")) and row.get("verdict") == "inconclusive"
+    guard of at least MIN_REPETITIONS pairs: its interval is the benchmark's
+    resolution, and it passes. With fewer pairs it has no interval to speak
+    of (two ratios wholly past the bound are "inconclusive" too): it fails."""
+    return (bool(row.get("guard")) and row.get("verdict") == "inconclusive"
+            and row.get("repetitions", 0) >= MIN_REPETITIONS)
 
 
 # S1 sets up what users get on either kernel (the series leaves dummy's default

@@ -7,7 +7,7 @@ import random
 import re
 import statistics
 
-from tools.bench.bench_config import COMPARISONS, SWEEP, SWEEP_KERNELS
+from tools.bench.bench_config import COMPARISONS, MIN_REPETITIONS, SWEEP, SWEEP_KERNELS
 
 # The verdict on a target comes from a percentile bootstrap interval of the
 # median of the paired B/A ratios, never from the median alone: a median
@@ -15,9 +15,6 @@ from tools.bench.bench_config import COMPARISONS, SWEEP, SWEEP_KERNELS
 # the same interval, so a report can be reproduced from bench.json.
 BOOTSTRAP = {"confidence": 0.95, "resamples": 10000, "seed": 11,
              "statistic": "median of the per-repetition B/A ratios", "method": "percentile"}
-# Fewer paired repetitions than this give no verdict but "inconclusive": the
-# bootstrap of one or two values only repeats them.
-MIN_REPETITIONS = 3
 MET, NOT_MET, INCONCLUSIVE = "met", "not met", "inconclusive"
 
 

@@ -142,7 +142,8 @@ def selftest_targets(tree: Tree, commit: str) -> list[str]:
 class SelftestsBuild:
     """build_tools, for the selftests the patch touches: their TARGETS built
     against the tree's headers at the parent and at the patch; new warnings
-    or errors, or new untracked files left in the source tree, fail.
+    or errors, a build that fails at the patch (whatever the parent did), or
+    new untracked files left in the source tree, fail.
     `make(args)` runs make in the tree and returns (code, output)."""
 
     def __init__(self, tree: Tree, make: Make, log: Log = print) -> None:
@@ -180,8 +181,11 @@ class SelftestsBuild:
         new = new_warnings(wb, wa)
         if new:
             return Result("fail", f"{line}; new: {new[0]}", "\n".join(new))
-        if code and not code_before:
-            return Result("fail", f"{line}; build broken: {first_error(after)}", after)
+        # A build that fails at the patch fails, whether or not the parent's
+        # did: both failing (a missing compiler, a broken tree) is no pass.
+        if code:
+            return Result("fail", f"{line}; build broken: {first_error(after)}"
+                          + ("; the parent does not build either" if code_before else ""), after)
         if dirt:
             return Result("fail", f"{line}; new untracked files: {sorted(dirt)[0]}",
                           "\n".join(sorted(dirt)))
