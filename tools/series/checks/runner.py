@@ -8,8 +8,9 @@ them first. A check skips, with the reason as its message, when the run
 names it in ctx.unavailable or when it needs a build the run has none of."""
 
 import time
+from concurrent.futures import ThreadPoolExecutor
 from collections.abc import Callable, Collection, Iterable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from tools.series.checks import kbuild, linters, per_series, selftest, source
@@ -50,6 +51,7 @@ class Check:
     needs_build: bool = False
     after: tuple[str, ...] = ()
     broken_skip: str = ""  # skip message when the "build" check found no objects
+    moves_head: bool = False  # checks out other commits in the tree (not run in parallel)
     prepare: Callable[[Tree, Sequence[str]], None] | None = None  # once, all commits
 
 
@@ -113,10 +115,10 @@ REGISTRY = (
     Check("cc_maintainers", cc_maintainers),
     Check("maintainers", plain("maintainers")),
     Check("check_selftest", plain("check_selftest", selftest)),
-    Check("pylint", plain("pylint", linters)),
-    Check("ruff", plain("ruff", linters), prepare=ruff_prefetch),
-    Check("shellcheck", plain("shellcheck", linters)),
-    Check("yamllint", plain("yamllint", linters)),
+    Check("pylint", plain("pylint", linters), moves_head=True),
+    Check("ruff", plain("ruff", linters), prepare=ruff_prefetch, moves_head=True),
+    Check("shellcheck", plain("shellcheck", linters), moves_head=True),
+    Check("yamllint", plain("yamllint", linters), moves_head=True),
     # the project's own: the test kernel's W=1 build with sparse, Coccinelle,
     # the transmit function's disassembly
     Check("build", build, needs_build=True),
@@ -174,6 +176,31 @@ def skip_reason(check: Check, ctx: Context, results: dict[str, Result]) -> str |
     if check.needs_build and check.run is not sparse and check.name not in ctx.builds:
         return "no build"
     return None
+
+
+def check_patches(tree: Tree, reports: Sequence[PatchReport], ctx: Context,
+                  wanted: Sequence[str] = CHECKS, jobs: int = 1,
+                  tree_names: Sequence[str] | None = None) -> list[PatchReport]:
+    """check_patch on each report; the checks that leave the tree's HEAD
+    alone on `jobs` patches at once, then the others patch by patch."""
+    still = [n for n in wanted if not BY_NAME[n].moves_head and not BY_NAME[n].needs_build]
+    moving = [n for n in wanted if n not in still]
+    names_of = list(tree_names or [ctx.tree_name] * len(reports))
+
+    def one(i: int) -> tuple[dict[str, Result], Context]:
+        own = replace(ctx, tree_name=names_of[i], seconds={})
+        return dict(check_patch(tree, replace(reports[i]), own, still).results), own
+
+    with ThreadPoolExecutor(max(1, jobs)) as pool:
+        done = list(pool.map(one, range(len(reports))))
+    for i, (results, own) in enumerate(done):
+        for name, secs in own.seconds.items():
+            ctx.seconds[name] = ctx.seconds.get(name, 0.0) + secs
+        ctx.tree_name = names_of[i]
+        check_patch(tree, reports[i], ctx, moving)
+        reports[i].to, reports[i].cc = own.report.to, own.report.cc  # type: ignore[union-attr]
+        reports[i].results = {n: {**results, **reports[i].results}[n] for n in wanted}
+    return list(reports)
 
 
 def check_patch(tree: Tree, report: PatchReport, ctx: Context,
