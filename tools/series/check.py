@@ -84,7 +84,7 @@ def guess_tree(spec: str, subjects: Sequence[str]) -> str:
 def range_group(src: Path, spec: str, tree: str | None) -> Group:
     res = git_run(src, "rev-list", "--reverse", "--no-merges", spec)
     if res.returncode or not res.stdout.split():
-        raise UsageError(f"{spec}: no commits in {src} ({res.stderr.strip()[:200]})")
+        raise UsageError(f"{spec}: no commits in {src}")
     commits = res.stdout.split()
     name = tree or guess_tree(spec, [])
     total = len(commits)
@@ -225,7 +225,7 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     ap.add_argument("--build", metavar="OUT", type=Path,
                     help="also the build checks, building in OUT (incremental)")
     ap.add_argument("--checks", help="only these checks (comma-separated)")
-    args = ap.parse_args(argv)
+    args = ap.parse_intermixed_args(argv)
     if not args.ranges:
         ap.error("name a commit range, or --base and patch files")
     if args.checks:
