@@ -114,5 +114,26 @@ class LocalCheckTest(unittest.TestCase):
         self.assertEqual(code, 3, out)
 
 
+class UserTreeTest(unittest.TestCase):
+    def test_kernel_src_subdirectory_is_its_top_level(self):
+        from ci import pipeline_tree
+        with tempfile.TemporaryDirectory() as tmp:
+            repo = Path(tmp) / "linux"
+            (repo / "drivers/net").mkdir(parents=True)
+            git(repo, "init", "-q")
+            self.assertEqual(pipeline_tree.user_tree(repo / "drivers/net"), repo.resolve())
+            self.assertEqual(pipeline_tree.user_tree(repo), repo.resolve())
+
+
+class ApplySummaryTest(unittest.TestCase):
+    def test_round_trip_named_only_when_it_ran(self):
+        from ci import pipeline_tree
+        ran = pipeline_tree.apply_summary(4, ["net/a"], True)
+        skipped = pipeline_tree.apply_summary(4, ["net/a"], False)
+        self.assertIn("export round trip exact", ran)
+        self.assertNotIn("exact", skipped)
+        self.assertIn("export round trip not run", skipped)
+
+
 if __name__ == "__main__":
     unittest.main()
