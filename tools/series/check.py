@@ -77,7 +77,7 @@ def guess_tree(spec: str, subjects: Sequence[str]) -> str:
     m = BRANCH_TREE_RE.search(spec.rpartition("..")[2])
     if m:
         return m[1]
-    named = {per_series.subject_tree(s) for s in subjects} - {None}
+    named = {t for t in map(per_series.subject_tree, subjects) if t is not None}
     return named.pop() if len(named) == 1 else "net-next"
 
 
@@ -199,7 +199,8 @@ Outcome = tuple[list[patchwork.PatchReport], dict[str, patchwork.Result]]
 def run_checks(wt: Path, groups: list[Group], ctx: runner.Context,
                wanted: Sequence[str]) -> Outcome:
     runner.prepare(wt, [c for g in groups for c in g.commits], ctx, wanted)
-    reports, names = [], []
+    reports: list[patchwork.PatchReport] = []
+    names: list[str] = []
     for g in groups:
         for c in g.commits:
             subject = git(wt, "log", "-1", "--format=%s", c)

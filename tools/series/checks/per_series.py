@@ -32,15 +32,28 @@ def mail_subject(text: str) -> str:
 
 
 class Cover(Protocol):
-    mailed: str  # its subject as mailed
+    @property
+    def mailed(self) -> str:  # its subject as mailed
+        ...
 
 
 class Series(Protocol):
     """What series_info reads of a series (tools/series/series.py Series)."""
-    name: str
-    tree: str
-    patches: Sequence[Path]
-    cover: Cover | None
+    @property
+    def name(self) -> str:
+        ...
+
+    @property
+    def tree(self) -> str:
+        ...
+
+    @property
+    def patches(self) -> Sequence[Path]:
+        ...
+
+    @property
+    def cover(self) -> Cover | None:
+        ...
 
 
 def series_info(ser: Series) -> SeriesInfo:
