@@ -6,18 +6,14 @@ ci/negative-controls/ that each named check must fail, for its own fault."""
 import re
 import shutil
 import subprocess
-import time
-from collections.abc import Callable, Collection, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, TypeVar
 
 from common.git import git, git_run
 from ci.pipeline_common import (CACHE, CONFIGS, ROOT, Stage, StageFailed, log,
                                 sh)
 from ci.pipeline_tree import TreeStages
-from tools.series.checks import (kbuild, linters, patchwork, per_series, selftest, source,
-                                 xmit)
+from tools.series.checks import kbuild, patchwork, per_series, runner, source, xmit
 from ci import kconfig_tree, report
 from tools.series import series
 
@@ -65,17 +61,7 @@ BAD_SERIES = per_series.SeriesInfo(
     ["--- a/net/core/dev.c\n+++ b/net/core/dev.c\n"])
 BAD_SERIES_FAILS = {"cover_letter": "warn", "fixes_present": "fail", "patch_count": "fail",
                     "subject_prefix": "fail", "tree_selection": "fail"}
-# The bot's builds that cost a configuration and a prepare of their own, and
-# the selftests' build, run in these modes only (the test command's time goes
-# to the VM matrix); elsewhere each is a named skip.
-BUILD_CHECK_MODES = {"build_32bit": ("main",), "build_clang": ("main",),
-                     "build_allmodconfig_warn": ("main",), "build_tools": ("main",),
-                     # about 90 s per file state (all of scripts/coccinelle), cached
-                     # by blob: 15 to 20 minutes on a cold cache
-                     "cocci": ("main",)}
-ALLMODCONFIG_MODES = BUILD_CHECK_MODES["build_allmodconfig_warn"]
 CLANG_MIN = (17, 0, 1)
-T = TypeVar("T")
 
 
 def find_clang() -> tuple[str | None, str]:
@@ -97,22 +83,6 @@ def find_clang() -> tuple[str | None, str]:
     return None, ", ".join(seen) or "no clang"
 
 
-@dataclass
-class CheckTools:
-    """What the per-patch checks share across patches."""
-    known: dict[str, str]
-    builder: kbuild.BuildChecker
-    cocci: kbuild.Cocci
-    disasm: xmit.TransmitPath
-    objects: dict[str, kbuild.ObjectBuild]  # check name -> its build
-    tools: kbuild.SelftestsBuild
-    # commit -> addresses, None: as sent
-    recipients: dict[str, Collection[str] | None] = field(default_factory=dict)
-    seconds: dict[str, float] = field(default_factory=dict)  # check name -> seconds, all patches
-    tools_unavailable: str | None = None  # why build_tools does not run in this mode
-    cocci_unavailable: str | None = None  # why cocci does not run in this mode
-
-
 class CheckStages(TreeStages):
     def stage_checks(self, stage: Stage) -> None:
         tree = self.series_tree
@@ -128,18 +98,18 @@ class CheckStages(TreeStages):
 
         commits = [sha for _, _, sha in self.applied]
         sources = sorted({p for sha in commits for p in kbuild.kernel_sources(tree, sha)})
-        ctx = CheckTools(
+        builder = kbuild.BuildChecker(tree, make, sources, log=log)
+        objects = self.object_builds(tree, sources)
+        ctx = runner.Context(
             known=source.load_known_commits(ROOT / "kernel/known-commits.txt"),
-            builder=kbuild.BuildChecker(tree, make, sources, log=log),
-            cocci=kbuild.Cocci(tree, make, CACHE / "cocci-cache-v2.json", log=log),
-            disasm=disasm, objects=self.object_builds(tree, sources),
-            tools=kbuild.SelftestsBuild(tree, self.tools_make(tree), log=log),
-            tools_unavailable=self.mode_gate("build_tools"),
-            cocci_unavailable=self.mode_gate("cocci"))
-        t0 = time.monotonic()
-        if linters.ruff.available():
-            linters.ruff.prefetch(tree, commits)
-        ctx.seconds["ruff"] = time.monotonic() - t0
+            builds={"build": builder, **objects,
+                    "build_tools": kbuild.SelftestsBuild(tree, self.tools_make(tree), log=log),
+                    "cocci": kbuild.Cocci(tree, make, CACHE / "cocci-cache-v2.json", log=log),
+                    "xmit_disasm": disasm},
+            unavailable={**runner.mode_gates(self.mode),
+                         **{n: b.unavailable for n, b in objects.items() if b.unavailable}},
+            log=log)
+        runner.prepare(tree, commits, ctx)
         self.patch_reports = self.check_commits(tree, self.applied, ctx)
         # Series-level checks.
         infos = [per_series.series_info(ser) for ser in series.load_series()]
@@ -167,7 +137,7 @@ class CheckStages(TreeStages):
         stage.cases.append(report.Case("series", "test_config", "pass" if config_ok else "fail",
                                        config_msg))
         log(f"  test_config: {config_msg}")
-        stage.summary = (f"{len(self.patch_reports)} patches x {len(patchwork.CHECKS)} checks: "
+        stage.summary = (f"{len(self.patch_reports)} patches x {len(runner.CHECKS)} checks: "
                          f"{len(bad)} patch(es) failing; warnings (patch:check) "
                          f"{', '.join(warned) or 'none'}; series checks "
                          f"{'ok' if not bad_series else 'NOT GREEN: ' + ', '.join(bad_series)}")
@@ -193,9 +163,8 @@ class CheckStages(TreeStages):
         return not problems, kconfig_tree.report(problems, colls)
 
     def mode_gate(self, name: str) -> str | None:
-        """Why check `name` does not run in this mode (BUILD_CHECK_MODES), or None."""
-        modes = BUILD_CHECK_MODES[name]
-        return None if self.mode in modes else f"{name}: {' and '.join(modes)} mode only"
+        """Why check `name` does not run in this mode (the registry's modes), or None."""
+        return runner.mode_gates(self.mode).get(name)
 
     # -- the bot's builds -------------------------------------------------
     def object_builds(self, tree: Path, sources: Sequence[str]) -> dict[str, kbuild.ObjectBuild]:
@@ -247,50 +216,13 @@ class CheckStages(TreeStages):
 
     # -- per patch --------------------------------------------------------
     def check_commits(self, tree: Path, commits: Sequence[tuple[series.Series, Path, str]],
-                      ctx: CheckTools) -> list[patchwork.PatchReport]:
+                      ctx: runner.Context) -> list[patchwork.PatchReport]:
         reports = []
         for i, (ser, patch, sha) in enumerate(commits, 1):
             subject = git(tree, "log", "-1", "--format=%s", sha)
             log(f"  [{i}/{len(commits)}] {ser.name}: {subject}")
-            r = patchwork.PatchReport(i, ser.name, sha, subject)
-            res = r.results
-
-            def timed(name: str, fn: Callable[..., T], *args: Any) -> T:
-                t0 = time.monotonic()
-                out = fn(*args)
-                ctx.seconds[name] = ctx.seconds.get(name, 0.0) + time.monotonic() - t0
-                return out
-
-            for name in ("build_32bit", "build_clang", "build_allmodconfig_warn"):
-                res[name] = timed(name, ctx.objects[name], sha)
-            res["build_tools"] = (patchwork.Result("skip", ctx.tools_unavailable)
-                                  if ctx.tools_unavailable
-                                  else timed("build_tools", ctx.tools, sha))
-            res["checkpatch"] = timed("checkpatch", source.checkpatch, tree, sha)
-            res["kdoc"] = timed("kdoc", source.kdoc, tree, sha)
-            commit_checks: list[tuple[str, Callable[[Path, str], patchwork.Result]]] = [
-                ("header_inline", source.header_inline), ("source_inline", source.source_inline),
-                ("deprecated_api", source.deprecated_api), ("module_param", source.module_param),
-                ("verify_signedoff", source.verify_signedoff),
-                ("maintainers", source.maintainers), ("check_selftest", selftest.check_selftest),
-                ("pylint", linters.pylint), ("ruff", linters.ruff),
-                ("shellcheck", linters.shellcheck), ("yamllint", linters.yamllint)]
-            for name, check in commit_checks:
-                res[name] = timed(name, check, tree, sha)
-            res["verify_fixes"] = timed("verify_fixes", source.verify_fixes, tree, sha,
-                                        ser.tree, ctx.known)
-            res["cc_maintainers"], r.to, r.cc = timed(
-                "cc_maintainers", source.cc_maintainers, tree, sha, ctx.recipients.get(sha))
-            res["build"], res["sparse"] = timed("build+sparse", ctx.builder, sha)
-            # New warnings fail "build" but leave the objects to compare.
-            res["xmit_disasm"] = (patchwork.Result("skip", "no build")
-                                  if kbuild.build_broken(res["build"])
-                                  else timed("xmit_disasm", ctx.disasm, sha))
-            res["cocci"] = (patchwork.Result("skip", "build failed")
-                            if kbuild.build_broken(res["build"])
-                            else patchwork.Result("skip", ctx.cocci_unavailable)
-                            if ctx.cocci_unavailable else timed("cocci", ctx.cocci, sha))
-            r.results = {c: res[c] for c in patchwork.CHECKS}
+            ctx.tree_name = ser.tree
+            r = runner.check_patch(tree, patchwork.PatchReport(i, ser.name, sha, subject), ctx)
             for c, one in r.results.items():
                 if one.status in ("fail", "warn"):
                     log(f"      {c}: {one.status.upper()} {one.message}")
@@ -298,7 +230,7 @@ class CheckStages(TreeStages):
         return reports
 
     # -- negative controls ---------------------------------------------------
-    def negative_controls(self, stage: Stage, tree: Path, ctx: CheckTools) -> None:
+    def negative_controls(self, stage: Stage, tree: Path, ctx: runner.Context) -> None:
         """Each crafted patch applied on the tip; every check named for it
         must fail it, naming its fault; a series made to break the series
         rules must fail each of them."""
@@ -319,9 +251,7 @@ class CheckStages(TreeStages):
             log(patchwork.table([r]))
             for check, text in want.items():
                 res = r.results[check]
-                gate = (ctx.tools_unavailable if check == "build_tools"
-                        else ctx.cocci_unavailable if check == "cocci"
-                        else ctx.objects[check].unavailable if check in ctx.objects else None)
+                gate = ctx.unavailable.get(check)
                 if res.status == "skip" and gate and res.message == gate:
                     verdict, msg = "skip", res.message
                 elif res.status != "fail":

@@ -26,6 +26,22 @@ def uncommitted(src: str | Path) -> list[str]:
     return [line[3:] for line in res.stdout.splitlines()]
 
 
+def user_tree(path: str | Path) -> Path:
+    """KERNEL_SRC at its top level: a subdirectory names the same repository
+    (and the same worktrees, ws-<digest>)."""
+    return Path(git(Path(path).resolve(), "rev-parse", "--show-toplevel",
+                    error=StageFailed)).resolve()
+
+
+def apply_summary(patches: int, names: Sequence[str], round_trip: bool) -> str:
+    """The apply stage's line: the export round trip named only when it ran
+    (on the pinned base: patches/ are exported against it)."""
+    return (f"{patches} patches of {len(names)} series ({', '.join(names)}) applied as "
+            "git am --3way would, "
+            + ("export round trip exact" if round_trip
+               else "export round trip not run (not the pinned base)"))
+
+
 class TreeStages(StageSet):
     # -- helpers --------------------------------------------------------
     @property
@@ -92,7 +108,7 @@ class TreeStages(StageSet):
         checkout, so nothing is lost; a developer keeps editing while a long
         run goes on, and the warning names the files no result covers."""
         if self.kernel_src:
-            src = Path(self.kernel_src).resolve()
+            src = user_tree(self.kernel_src)
             rev = os.environ.get("KERNEL_BASE", "HEAD")
             sha = git(src, "rev-parse", f"{rev}^{{commit}}", error=StageFailed)
             self.base = {"BASE_PACKAGE": "git", "BASE_VERSION": sha, "BASE_PINNED": "no",
@@ -156,8 +172,8 @@ class TreeStages(StageSet):
             if code:
                 raise StageFailed(f"apply-then-export differs from patches/:\n{diff[:1500]}")
         names = sorted({ser.name for ser, _, _ in applied})
-        stage.summary = (f"{len(applied)} patches of {len(names)} series ({', '.join(names)}) "
-                         "applied as git am --3way would, export round trip exact")
+        stage.summary = apply_summary(len(applied), names,
+                                      self.base.get("BASE_PINNED") == "yes")
         self.series_tree = tree
 
     def stage_build_base(self, stage: Stage) -> None:

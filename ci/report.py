@@ -8,9 +8,8 @@ import xml.etree.ElementTree as ET
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
-# The series checks in patchwork's order (tools/series/checks/patchwork.py SERIES_CHECKS).
-SERIES_ORDER = ("cover_letter", "fixes_present", "patch_count", "subject_prefix",
-                "tree_selection")
+# The series checks in patchwork's order: the registry's.
+from tools.series.checks.runner import SERIES_CHECKS as SERIES_ORDER
 
 
 @dataclass

@@ -182,6 +182,26 @@ class B4FlowTest(unittest.TestCase):
             self.assertIn("+    Reviewed-by: Trailer Test", rd)
             self.assertRegex(rd, r"(?m)^2: +[0-9a-f]+ = +2: +[0-9a-f]+ ")
 
+    def test_work_clone_carries_b4_settings_for_use_by_hand(self):
+        flow = self.flow()
+        flow.setup()
+        self.assertFalse((flow.repo / ".b4-config").exists())  # not while the flow runs
+        flow.install_b4_config()
+
+        def conf(key):
+            return subprocess.run(["git", "-C", str(flow.repo), "config", "-f", ".b4-config",
+                                   key], capture_output=True, text=True).stdout.strip()
+        self.assertEqual(conf("b4.send-no-patatt-sign"), "yes")
+        cmd = conf("b4.prep-perpatch-check-cmd")
+        self.assertTrue(cmd.startswith("/usr/bin/env PATH=/usr/bin:/bin scripts/checkpatch.pl"))
+        self.assertIn("UNKNOWN_COMMIT_ID", cmd)
+        self.assertEqual(subprocess.run(["git", "-C", str(flow.repo), "config",
+                                         "b4.prep-cover-strategy"], capture_output=True,
+                                        text=True).stdout.strip(), "commit")
+        status = subprocess.run(["git", "-C", str(flow.repo), "status", "--porcelain"],
+                                capture_output=True, text=True).stdout
+        self.assertNotIn(".b4-config", status)
+
     def test_summary_written(self):
         md = (self.out / "b4.md").read_text()
         self.assertIn("| net/fix | roundtrip | pass |", md)
@@ -245,6 +265,29 @@ class B4FlowTest(unittest.TestCase):
         self.assertIn("[net/fix] check: Success: 0, Warning: 0, Error: 3", err.getvalue())
         self.assertIn("[net-next/feat] check: Success: 0, Warning: 0, Error: 2", err.getvalue())
         self.assertIn("ERROR: broken", out.getvalue())
+
+    def test_cli_blocked_series_is_not_a_failure(self):
+        """--no-exercise without --merged: net-next/feat waits for net/fix, and
+        that alone exits 0, saying so; a real failure beside it still exits 1."""
+        work = Path(tempfile.mkdtemp(dir=self.tmp))
+        conf = work / "series.conf"
+        conf.write_text("".join(f'{k}="{v}"\n' for k, v in CONF.items()))
+
+        def run(check):
+            out = io.StringIO()
+            with contextlib.redirect_stderr(out), contextlib.redirect_stdout(out):
+                code = b4flow.main([
+                    "run", str(self.src), "base", "--out", str(work / "out"), "--prefix",
+                    PREFIX, "--work", str(work / "work"), "--conf", str(conf), "--identity",
+                    "Jane Sender <jane@example.org>", "--check-cmd", check, "--to-cmd",
+                    self.stubs["to_cmd"], "--cc-cmd", self.stubs["cc_cmd"], "--no-exercise"])
+            return code, out.getvalue()
+
+        code, out = run(self.stubs["check_cmd"])
+        self.assertEqual(code, 0, out)
+        self.assertIn("blocked, not failed: net-next/feat: blocked until net/fix", out)
+        code, out = run(script(work, "bad", "echo '-:1: ERROR: broken'\n"))
+        self.assertEqual(code, 1, out)
 
 
 if __name__ == "__main__":

@@ -7,8 +7,8 @@ import unittest
 from collections import Counter
 from pathlib import Path
 
-from tools.series.checks import (findings, kbuild, linters, patchwork, per_series, selftest,
-                                 source, xmit)
+from tools.series.checks import (findings, kbuild, linters, patchwork, per_series,
+                                 runner, selftest, source, xmit)
 from tools.series import series
 
 ENV = {"GIT_AUTHOR_NAME": "A U", "GIT_AUTHOR_EMAIL": "a@example.invalid",
@@ -353,7 +353,7 @@ class CommitChecksTest(unittest.TestCase):
         self.assertEqual(res["net-next/z:fixes_present"].status, "pass")
         self.assertEqual(res["net/w:fixes_present"].message,
                          "Series targets non-next tree, but doesn't contain any Fixes tags")
-        self.assertEqual(set(k.split(":")[1] for k in res), set(patchwork.SERIES_CHECKS))
+        self.assertEqual(set(k.split(":")[1] for k in res), set(runner.SERIES_CHECKS))
 
     def test_series_checks_pass_the_committed_series(self):
         """The series as committed in patches/ are green, the cover letters'
@@ -370,7 +370,7 @@ class CommitChecksTest(unittest.TestCase):
 
     def test_table_names_failing_patch(self):
         r = patchwork.PatchReport(2, "net-next", "abc", "net: dummy: broken")
-        r.results = {c: patchwork.Result("pass") for c in patchwork.CHECKS}
+        r.results = {c: patchwork.Result("pass") for c in runner.CHECKS}
         self.assertTrue(r.ok)
         r.results["source_inline"] = patchwork.Result("warn", "Was 1 now: 1")
         self.assertTrue(r.ok)
@@ -390,9 +390,9 @@ class CommitChecksTest(unittest.TestCase):
                      "module_param", "verify_signedoff", "verify_fixes", "cc_maintainers",
                      "maintainers", "check_selftest", "pylint", "ruff", "shellcheck",
                      "yamllint"):
-            self.assertIn(name, patchwork.CHECKS)
-        self.assertNotIn("signoff", patchwork.CHECKS)
-        self.assertNotIn("fixes", patchwork.CHECKS)
+            self.assertIn(name, runner.CHECKS)
+        self.assertNotIn("signoff", runner.CHECKS)
+        self.assertNotIn("fixes", runner.CHECKS)
 
 
 def quiet(_msg):

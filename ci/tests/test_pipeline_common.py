@@ -8,7 +8,7 @@ import unittest
 from pathlib import Path
 
 from ci import pipeline
-from tools.series.checks import patchwork, per_series
+from tools.series.checks import per_series, runner
 from ci import pipeline_checks
 from ci import pipeline_common
 
@@ -78,8 +78,8 @@ class BuildProgressTest(unittest.TestCase):
 class NegativeControlTest(unittest.TestCase):
     def test_every_check_has_a_control(self):
         named = {c for want in pipeline_checks.NEGATIVE_CONTROLS.values() for c in want}
-        self.assertEqual(named, set(patchwork.CHECKS))
-        self.assertEqual(set(pipeline_checks.BAD_SERIES_FAILS), set(patchwork.SERIES_CHECKS))
+        self.assertEqual(named, set(runner.CHECKS))
+        self.assertEqual(set(pipeline_checks.BAD_SERIES_FAILS), set(runner.SERIES_CHECKS))
 
     def test_controls_carry_their_faults(self):
         kernel = (pipeline_checks.CONTROLS / "checks-kernel.patch").read_text()

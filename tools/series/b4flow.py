@@ -31,7 +31,11 @@ and, to exercise the review cycle on the b4 branch (exercise=True, the default):
              (git range-diff v1..v2) saved next to them
 
 b4 settings and the sender identity reach b4 and git through the environment
-(GIT_CONFIG_COUNT), so no git configuration file is changed.
+(GIT_CONFIG_COUNT), so no git configuration file of yours is changed. For
+posting by hand, the work clone gets the same settings as b4 users keep
+them: a .b4-config (netdev's checkpatch under the system python, which has
+ply for spdxcheck.py; no patatt signature) and b4.prep-cover-strategy in its
+own git config. There `b4 prep --check` and `b4 send --dry-run` work as is.
 """
 
 import argparse
@@ -61,6 +65,15 @@ REVIEWER = ("Trailer Test", "trailer-test@mqbypass.invalid")
 LINKMASK = "https://lore.kernel.org/r/{}"
 NETDEV_CHECKPATCH = ("scripts/checkpatch.pl -q --terse --no-summary --mailback --showfile "
                      "--strict --max-line-length=80 --ignore {ignore}")
+
+
+# A tree without upstream history cannot resolve Fixes: ids: by hand, as the
+# flow does for such a tree (checks/source.py says why).
+B4_CONFIG = """# b4 settings for posting this tree's series by hand (tools/series/b4flow.py)
+[b4]
+\tprep-perpatch-check-cmd = /usr/bin/env PATH=/usr/bin:/bin {check}
+\tsend-no-patatt-sign = yes
+"""
 
 
 class FlowError(series.SeriesError):
@@ -219,6 +232,18 @@ class Flow:
             p.series.on_merged = bool(p.series.depends) and p.prerequisite_merged
         return [p.series for p in order]
 
+    def install_b4_config(self):
+        """.b4-config and the cover strategy for b4 run by hand in the work clone."""
+        job = Job("*", "", "", "", None, 1, "")
+        check = NETDEV_CHECKPATCH.format(ignore=source.CHECKPATCH_IGNORE + ",UNKNOWN_COMMIT_ID")
+        (self.repo / ".b4-config").write_text(B4_CONFIG.format(check=check))
+        self.git(job, "setup", "config", "b4.prep-cover-strategy", "commit")
+        exclude = self.repo / ".git/info/exclude"
+        exclude.parent.mkdir(exist_ok=True)
+        if ".b4-config" not in (exclude.read_text() if exclude.exists() else ""):
+            with exclude.open("a") as f:
+                f.write(".b4-config\n")
+
     def start_rev(self, tree, topic):
         dep = self.conf.get(series.base_key(tree, topic))
         return self.prefix + dep if dep else self.base
@@ -234,6 +259,8 @@ class Flow:
         self.git(job, "setup", "fetch", "-q", "--force", "--prune", str(self.src),
                  "+refs/heads/*:refs/remotes/origin/*", "+refs/tags/*:refs/tags/*")
         self.git(job, "setup", "checkout", "-q", "-f", "--detach", self.base)
+        # b4 adds its check command to the flow's own: in place only after the run.
+        (self.repo / ".b4-config").unlink(missing_ok=True)
         old = self.git(job, "setup", "for-each-ref", "--format=%(refname:short)",
                        "refs/heads/b4/").split()
         if old:  # with their b4 tracking configuration
@@ -518,6 +545,7 @@ def run_all(tree, base_rev, out_dir, log=print, *, prefix="ci/", conf=None, iden
             job.failed = job.failed or str(err)
         done[job.name] = job
     write_summary(jobs, out_dir, time.monotonic() - t0)
+    flow.install_b4_config()
     failed = [j for j in jobs if j.failed]
     if failed:  # the details are in the log and b4.md
         failure = FlowError("*", "b4", f"{len(failed)} of {len(jobs)} series failed:\n"
@@ -580,6 +608,12 @@ def main(argv=None):
                 check_cmd=args.check_cmd, to_cmd=args.to_cmd, cc_cmd=args.cc_cmd,
                 merged=args.merged)
     except series.SeriesError as err:  # FlowError too
+        jobs = getattr(err, "jobs", [])
+        if jobs and all(j.blocked for j in jobs if j.failed):
+            # Refused to send while it waits for another series: not a failure.
+            print("blocked, not failed: " + "; ".join(f"{j.name}: {j.posting}"
+                                                      for j in jobs if j.failed))
+            return 0
         print(f"error: {err}", file=sys.stderr)
         return 1
     return 0

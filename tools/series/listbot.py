@@ -6,11 +6,12 @@ keeps what it has seen. A mail whose subject carries [PATCH ...] starts or
 joins a series: k/N threaded under its 0/N cover letter, or a lone 1/1. A
 complete series is applied with `git am` onto the tip of its tree (the
 prefix's net or net-next; tips=) in the bot's own worktree and every patch
-checked with tools/series/checks/source.py: checkpatch, verify_signedoff,
-verify_fixes, kdoc. The build checks are not run again: the checks stage's result for a patch of the
-same subject is quoted when the bot has it (build=), else said to be absent.
-A patch the bot checked before, with the same patch-id and message (a v2
-changing only other patches), keeps its results.
+checked by the checks' runner (tools/series/checks/runner.py), its bot
+subset: checkpatch, kdoc, verify_signedoff, verify_fixes. The build checks
+are not run again: the checks stage's result for a patch of the same subject
+is quoted when the bot has it (build=), else said to be absent. A patch the
+bot checked before, with the same patch-id and message (a v2 changing only
+other patches), keeps its results.
 
 Bad input gets a reply too, saying what is wrong:
   malformed   a mail the parser finds defects in, without From:, Subject: or
@@ -34,13 +35,14 @@ from pathlib import Path
 from typing import Protocol, cast
 
 from common.git import git, git_bytes
-from tools.series.checks import patchwork, source
+from tools.series.checks import patchwork, runner
 
 BOT = ("mqbypass bot", "bot@mqbypass.invalid")
 PATCH_RE = re.compile(r"^\s*\[(?P<prefix>[^\]]*\bPATCH\b[^\]]*)\]\s*(?P<title>.*)$", re.I)
 COUNTER_RE = re.compile(r"\b(?P<k>\d+)/(?P<n>\d+)\b")
 VERSION_RE = re.compile(r"\bv(?P<v>\d+)\b", re.I)
-CHECKS = ("checkpatch", "verify_signedoff", "verify_fixes", "kdoc")
+# The registry's subset that reads the commit alone (runner.BOT).
+CHECKS = runner.names(runner.BOT)
 DIFF_RE = re.compile(r"^diff --git |^--- \S.*\n\+\+\+ \S", re.M)
 # A patch's row in a report: its subject, {check: (status, message)}.
 Row = tuple[str, dict[str, tuple[str, str]]]
@@ -314,18 +316,10 @@ class Bot:
             return {k: patchwork.Result(r.status, r.message + " (same patch checked before)")
                     for k, r in self.cache[key].items()}
         self.git("checkout", "-q", "-f", "--detach", commit)
-        results: dict[str, patchwork.Result] = {}
-        wt = self.worktree
         # Applied from a mail: the committer is the bot, only the author signs.
-        for name, fn in (("checkpatch", lambda: source.checkpatch(wt, commit)),
-                         ("verify_signedoff",
-                          lambda: source.verify_signedoff(wt, commit, committer=False)),
-                         ("verify_fixes",
-                          lambda: source.verify_fixes(wt, commit, tree, self.known)),
-                         ("kdoc", lambda: source.kdoc(wt, commit))):
-            try:
-                results[name] = fn()
-            except Exception as err:  # a check that crashes fails, named
-                results[name] = patchwork.Result("fail", f"{name} crashed: {err}")
+        ctx = runner.Context(tree_name=tree, known=self.known, committer_signs=False,
+                             crash_fails=True, log=self.log)
+        report = patchwork.PatchReport(0, tree, commit, "")
+        results = runner.check_patch(self.worktree, report, ctx, CHECKS).results
         self.cache[key] = results
         return dict(results)

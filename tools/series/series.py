@@ -34,6 +34,7 @@ from typing import Any
 
 from common.git import git as common_git, git_ok, git_run
 from tools.series.checks import source
+from tools.series.checks.per_series import mail_subject
 
 ROOT = Path(__file__).resolve().parents[2]
 PATCHES = ROOT / "patches"
@@ -101,12 +102,6 @@ def version_key(tree: str, topic: str) -> str:
 
 def base_key(tree: str, topic: str) -> str:
     return "SERIES_BASE_" + re.sub(r"[^A-Z0-9]", "_", f"{tree}_{topic}".upper())
-
-
-def mail_subject(text: str) -> str:
-    """The Subject header of a mail, unfolded, prefix included ("" if none)."""
-    m = re.search(r"^Subject: (.*(?:\n[ \t][^\n]*)*)", text.partition("\n\n")[0], re.M)
-    return re.sub(r"\n[ \t]", " ", m[1]).strip() if m else ""
 
 
 def parse_cover(path: str | Path) -> Cover:

@@ -2,11 +2,12 @@
 subject_prefix, tree_selection) on a series as it is mailed."""
 
 import re
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Protocol
 
-from tools.series import series
-from tools.series.checks.patchwork import SERIES_CHECKS, Result
+from tools.series.checks.patchwork import Result
 
 MAX_PATCHES = 15
 TREE_NAMES = ("net", "net-next", "bpf", "bpf-next")
@@ -24,12 +25,43 @@ class SeriesInfo:
     patches: list[str] = field(default_factory=list)  # raw patch texts
 
 
-def series_info(ser: series.Series) -> SeriesInfo:
-    """SeriesInfo of a series.Series: the subjects as mailed, prefix
-    included, the cover letter's first."""
+def mail_subject(text: str) -> str:
+    """The Subject header of a mail, unfolded, prefix included ("" if none)."""
+    m = re.search(r"^Subject: (.*(?:\n[ \t][^\n]*)*)", text.partition("\n\n")[0], re.M)
+    return re.sub(r"\n[ \t]", " ", m[1]).strip() if m else ""
+
+
+class Cover(Protocol):
+    @property
+    def mailed(self) -> str:  # its subject as mailed
+        ...
+
+
+class Series(Protocol):
+    """What series_info reads of a series (tools/series/series.py Series)."""
+    @property
+    def name(self) -> str:
+        ...
+
+    @property
+    def tree(self) -> str:
+        ...
+
+    @property
+    def patches(self) -> Sequence[Path]:
+        ...
+
+    @property
+    def cover(self) -> Cover | None:
+        ...
+
+
+def series_info(ser: Series) -> SeriesInfo:
+    """SeriesInfo of a series: the subjects as mailed, prefix included, the
+    cover letter's first."""
     texts = [p.read_text() for p in ser.patches]
     covers = [ser.cover.mailed] if ser.cover is not None else []
-    return SeriesInfo(ser.name, ser.tree, covers + [series.mail_subject(t) for t in texts],
+    return SeriesInfo(ser.name, ser.tree, covers + [mail_subject(t) for t in texts],
                       ser.cover is not None, texts)
 
 
@@ -90,6 +122,7 @@ def tree_selection(ser: SeriesInfo) -> Result:
 SERIES_FUNCS: dict[str, Callable[[SeriesInfo], Result]] = {
     "cover_letter": cover_letter, "fixes_present": fixes_present, "patch_count": patch_count,
     "subject_prefix": subject_prefix, "tree_selection": tree_selection}
+SERIES_CHECKS = tuple(SERIES_FUNCS)  # in patchwork's order
 
 
 def series_checks(all_series: Iterable[SeriesInfo]) -> dict[str, Result]:

@@ -1,0 +1,289 @@
+"""Check a branch, or patch files, the way netdev CI will: the per-patch and
+per-series checks (tools/series/checks/runner.py), without a build unless
+asked, and the patchwork-style table.
+
+    python3 -m tools.series.check TREE RANGE...           # commits of a kernel tree
+    python3 -m tools.series.check TREE --base REV PATCH... # files, a directory, an mbox
+
+Each RANGE (or the set of patches) is one series for the series checks; its
+tree (net or net-next) comes from --tree, else from a series/<tree>/...
+branch name or the subjects' [PATCH net ...] prefix, else net-next. The
+checks run in a temporary worktree of TREE (sparse: scripts/, the top-level
+files and the directories the patches touch), removed afterwards; TREE's
+checkout, branches and work are not touched (patch files are applied there
+with `git am` on REV, on a detached HEAD).
+
+--build OUT adds the build checks the project runs in both modes (build,
+sparse: W=1 before and after each patch; xmit_disasm against the range's
+base) in a kept full worktree (cache/ws-check/, the cleanup command removes
+it) and the build directory OUT: both incremental across runs. The bot's
+other builds (build_32bit, ...) are left to the pipeline's main mode.
+
+Exit status: 0 all pass (or skip), 1 warnings only, 2 a failure (a
+checkpatch warning counts as one, as in the checks stage), 3 usage or setup
+errors."""
+
+import argparse
+import hashlib
+import os
+import re
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from common.cache import cache_dir
+from common.git import GitError, git, git_run
+from tools.series.checks import kbuild, patchwork, per_series, runner, source, xmit
+
+ROOT = Path(__file__).resolve().parents[2]
+KNOWN = ROOT / "kernel/known-commits.txt"
+BRANCH_TREE_RE = re.compile(r"(?:^|/)series/(net|net-next)/")
+# What checkpatch, kernel-doc (a link into tools/docs) and get_maintainer.pl
+# read besides the patch.
+ALWAYS = ("scripts", "tools/docs", "tools/lib/python")
+TOP_DIRS = ("Documentation", "arch", "include", "drivers", "fs", "init", "ipc", "kernel",
+            "lib")
+APPLIER = {"GIT_COMMITTER_NAME": "mqbypass check", "GIT_COMMITTER_EMAIL": "check@mqbypass.invalid"}
+
+
+class UsageError(Exception):
+    pass
+
+
+@dataclass
+class Group:
+    """One series: its commits (in the check worktree) and what the series
+    checks read."""
+    name: str
+    tree: str
+    commits: list[str]
+    subjects: list[str] = field(default_factory=list)  # as mailed, cover first
+    has_cover: bool = False
+    texts: list[str] = field(default_factory=list)
+
+
+def toplevel(path: str | Path) -> Path:
+    res = git_run(path, "rev-parse", "--show-toplevel")
+    if res.returncode:
+        raise UsageError(f"{path}: not a git work tree")
+    return Path(res.stdout.strip())
+
+
+def guess_tree(spec: str, subjects: Sequence[str]) -> str:
+    m = BRANCH_TREE_RE.search(spec.rpartition("..")[2])
+    if m:
+        return m[1]
+    named = {t for t in map(per_series.subject_tree, subjects) if t is not None}
+    return named.pop() if len(named) == 1 else "net-next"
+
+
+def range_group(src: Path, spec: str, tree: str | None) -> Group:
+    res = git_run(src, "rev-list", "--reverse", "--no-merges", spec)
+    if res.returncode or not res.stdout.split():
+        raise UsageError(f"{spec}: no commits in {src}")
+    commits = res.stdout.split()
+    name = tree or guess_tree(spec, [])
+    total = len(commits)
+    texts = [git(src, "format-patch", "-1", "--stdout", c) for c in commits]
+    subjects = [f"[PATCH {name}{f' {k}/{total}' if total > 1 else ''}] "
+                + git(src, "log", "-1", "--format=%s", c) for k, c in enumerate(commits, 1)]
+    return Group(spec, name, commits, subjects, False, texts)
+
+
+def patch_files(paths: Sequence[str]) -> list[bytes]:
+    """The mails of the files, directories (*.patch, *.eml sorted) and
+    mboxes named, in order."""
+    mails: list[bytes] = []
+    for p in map(Path, paths):
+        files = sorted(q for q in p.iterdir() if q.suffix in (".patch", ".eml")) \
+            if p.is_dir() else [p]
+        for f in files:
+            data = f.read_bytes()
+            if data.startswith(b"From ") and data.count(b"\nFrom ") > 0:
+                parts = re.split(rb"\n(?=From \S+ )", data)
+                mails += [m if m.endswith(b"\n") else m + b"\n" for m in parts]
+            else:
+                mails.append(data)
+    if not mails:
+        raise UsageError(f"no patches in {' '.join(paths)}")
+    return mails
+
+
+def is_cover(text: str) -> bool:
+    subject = per_series.mail_subject(text)
+    return bool(re.search(r"\b0+/\d+\]", subject)) or "diff --git " not in text
+
+
+def sparse_worktree(src: Path, rev: str, dirs: Sequence[str], path: Path) -> None:
+    git(src, "worktree", "add", "-q", "--no-checkout", "--detach", str(path), rev)
+    git(path, "sparse-checkout", "set", "--cone", *sorted(set(ALWAYS) | set(dirs)))
+    git(path, "checkout", "-q", "--detach", rev)
+    for d in TOP_DIRS:  # checkpatch.pl's test that it runs at the top of a tree
+        (path / d).mkdir(exist_ok=True)
+
+
+def touched_dirs(src: Path, commits: Sequence[str]) -> set[str]:
+    out = set()
+    for c in commits:
+        for line in git(src, "show", "--format=", "--name-only", c).splitlines():
+            if "/" in line:
+                out.add(line.rsplit("/", 1)[0])
+    return out
+
+
+def apply_mails(wt: Path, base: str, mails: list[bytes], tree: str | None) -> Group:
+    git(wt, "checkout", "-q", "--detach", base)
+    texts = [m.decode(errors="replace") for m in mails]
+    cover = [t for t in texts if is_cover(t)]
+    patches = [t for t in texts if not is_cover(t)]
+    for i, text in enumerate(patches, 1):
+        res = subprocess.run(["git", "am", "-q", "--whitespace=nowarn"], cwd=wt, text=True,
+                             input=text, capture_output=True, env={**os.environ, **APPLIER})
+        if res.returncode:
+            git_run(wt, "am", "--abort")
+            raise UsageError(f"patch {i} \"{per_series.mail_subject(text)}\" does not apply "
+                             f"on {base}: {(res.stdout + res.stderr).strip()[:300]}")
+    commits = git(wt, "rev-list", "--reverse", f"{base}..HEAD").split()
+    subjects = [per_series.mail_subject(t) for t in cover[:1] + patches]
+    return Group("patches", tree or guess_tree("", subjects), commits, subjects,
+                 bool(cover), patches)
+
+
+def build_context(wt: Path, out: Path, base: str, log=print) -> dict:
+    """The builds --build adds: W=1 with sparse, and xmit_disasm against `base`."""
+    out.mkdir(parents=True, exist_ok=True)
+    jobs = str((os.cpu_count() or 1) + 1)
+
+    def make(args: list[str]) -> tuple[int | None, str]:
+        cmd = ["make", "-C", str(wt), f"O={out}", f"-j{jobs}", *args]
+        res = subprocess.run(cmd, text=True, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+        return res.returncode, res.stdout
+
+    if not (out / ".config").is_file():
+        code, text = make(["x86_64_defconfig"])
+        if code:
+            raise UsageError(f"make defconfig in {out}: {kbuild.first_error(text)}")
+    git(wt, "checkout", "-q", "--detach", base)
+    code, text = make(["W=1"])
+    if code:
+        raise UsageError(f"the base {base} does not build in {out}: {kbuild.first_error(text)}")
+    return {"build": kbuild.BuildChecker(wt, make, log=log),
+            "xmit_disasm": xmit.TransmitPath(out)}
+
+
+def kept_worktree(src: Path, rev: str) -> Path:
+    """A full worktree of src for the builds, kept between runs."""
+    path = cache_dir() / "ws-check" / hashlib.sha256(str(src).encode()).hexdigest()[:12] / "src"
+    git_run(src, "worktree", "prune")
+    if not (path / ".git").exists():
+        path.parent.mkdir(parents=True, exist_ok=True)
+        git(src, "worktree", "add", "-q", "--detach", str(path), rev)
+    return path
+
+
+def worst(reports: Sequence[patchwork.PatchReport], series: dict[str, patchwork.Result]) -> int:
+    statuses = [r.status for p in reports for r in p.results.values()] + [
+        r.status for r in series.values()]
+    if any(not p.ok for p in reports) or "fail" in statuses:
+        return 2
+    return 1 if "warn" in statuses else 0
+
+
+Outcome = tuple[list[patchwork.PatchReport], dict[str, patchwork.Result]]
+
+
+def run_checks(wt: Path, groups: list[Group], ctx: runner.Context,
+               wanted: Sequence[str]) -> Outcome:
+    runner.prepare(wt, [c for g in groups for c in g.commits], ctx, wanted)
+    reports: list[patchwork.PatchReport] = []
+    names: list[str] = []
+    for g in groups:
+        for c in g.commits:
+            subject = git(wt, "log", "-1", "--format=%s", c)
+            reports.append(patchwork.PatchReport(len(reports) + 1, g.tree, c, subject))
+            names.append(g.tree)
+    runner.check_patches(wt, reports, ctx, wanted, jobs=os.cpu_count() or 1, tree_names=names)
+    infos = [per_series.SeriesInfo(g.name, g.tree, g.subjects, g.has_cover, g.texts)
+             for g in groups]
+    return reports, per_series.series_checks(infos)
+
+
+def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0],
+                                 formatter_class=argparse.RawDescriptionHelpFormatter,
+                                 epilog="\n".join(__doc__.splitlines()[2:]))
+    ap.add_argument("tree", help="a kernel git tree (any directory in it)")
+    ap.add_argument("ranges", nargs="*", metavar="RANGE|PATCH",
+                    help="commit ranges (base..tip), or with --base patch files, "
+                    "directories of them, mboxes")
+    ap.add_argument("--base", help="apply the patches named on this commit")
+    ap.add_argument("--tree", dest="target", choices=per_series.TREE_NAMES[:2],
+                    help="the tree the series is for (default: guessed)")
+    ap.add_argument("--build", metavar="OUT", type=Path,
+                    help="also the build checks, building in OUT (incremental)")
+    ap.add_argument("--checks", help="only these checks (comma-separated)")
+    args = ap.parse_intermixed_args(argv)
+    if not args.ranges:
+        ap.error("name a commit range, or --base and patch files")
+    if args.checks:
+        unknown = set(args.checks.split(",")) - set(runner.CHECKS)
+        if unknown:
+            ap.error(f"unknown check(s): {', '.join(sorted(unknown))}; "
+                     f"known: {', '.join(runner.CHECKS)}")
+    return args
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = parse_args(argv)
+    t0 = time.monotonic()
+    try:
+        src = toplevel(args.tree)
+        mails = patch_files(args.ranges) if args.base else []
+        groups = [] if args.base else [range_group(src, r, args.target) for r in args.ranges]
+        first = args.base or git(src, "rev-parse", f"{groups[0].commits[0]}^")
+        wanted = (args.checks.split(",") if args.checks
+                  else runner.names("local", build=args.build is not None))
+        ctx = runner.Context(known=source.load_known_commits(KNOWN),
+                             unavailable=runner.mode_gates("local"),
+                             committer_signs=not args.base, log=lambda m: None)
+        with tempfile.TemporaryDirectory(prefix="mqbypass-check-") as tmp:
+            wt = Path(tmp) / "src"
+            if args.build is not None:
+                wt = kept_worktree(src, first)
+            elif mails:
+                sparse_worktree(src, args.base, [], wt)
+            else:
+                commits = [c for g in groups for c in g.commits]
+                sparse_worktree(src, commits[-1], sorted(touched_dirs(src, commits)), wt)
+            try:
+                if mails:
+                    groups = [apply_mails(wt, args.base, mails, args.target)]
+                    if args.build is None:  # widen the checkout to what they touch
+                        git(wt, "sparse-checkout", "add",
+                            *sorted(touched_dirs(wt, groups[0].commits)) or ["scripts"])
+                if args.build is not None:
+                    ctx.builds.update(build_context(wt, args.build.resolve(), first))
+                reports, series = run_checks(wt, groups, ctx, wanted)
+            finally:
+                if args.build is None:
+                    git_run(src, "worktree", "remove", "--force", str(wt))
+    except (UsageError, GitError, OSError) as err:
+        print(f"error: {err}", file=sys.stderr)
+        return 3
+    print(patchwork.table(reports, wanted))
+    for name, res in series.items():
+        print(f"  series {name}: {res.status}: {res.message}")
+    code = worst(reports, series)
+    print("time per check, all patches: " + ", ".join(
+        f"{c} {t:.1f}s" for c, t in sorted(ctx.seconds.items(), key=lambda x: -x[1])))
+    print(f"{len(reports)} patch(es) x {len(wanted)} checks, {len(series)} series checks in "
+          f"{time.monotonic() - t0:.0f}s: {['pass', 'warnings', 'FAIL'][code]}")
+    return code
+
+
+if __name__ == "__main__":
+    sys.exit(main())
