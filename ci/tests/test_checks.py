@@ -656,6 +656,30 @@ class KunitJsonTest(unittest.TestCase):
         self.assertTrue(res.ok)
         self.assertEqual(res.summary(), "2 passed, 0 failed, 0 skipped")
 
+    def test_suite_of_parameterized_cases_ran(self):
+        # net_core's cases are all parameterized: kunit.py nests them in a
+        # group per case, with no case directly under the suite.
+        import json
+        import tempfile
+        from kunit import uml
+        data = {"name": "KUnit Test Group", "test_cases": [], "sub_groups": [
+            {"name": "net_core", "test_cases": [], "sub_groups": [
+                {"name": "gso_test_func", "sub_groups": [],
+                 "test_cases": [{"name": "no_gso", "status": "PASS"}]}]},
+            {"name": "dev-addr-list-test", "sub_groups": [],
+             "test_cases": [{"name": "a", "status": "PASS"}]},
+            {"name": "empty_suite", "test_cases": [], "sub_groups": []}]}
+        with tempfile.TemporaryDirectory() as tmp:
+            Path(tmp, "k.json").write_text(json.dumps(data))
+            Path(tmp, "test.log").write_text("ok\n")
+            res = uml.result([], 0, Path(tmp, "k.json"), Path(tmp, "test.log"),
+                             required=uml.NET_SUITES)
+            self.assertEqual(res.missing(), [])
+            self.assertTrue(res.ok, res.summary())
+            res = uml.result([], 0, Path(tmp, "k.json"), Path(tmp, "test.log"),
+                             required=("empty_suite",))
+            self.assertEqual(res.missing(), ["empty_suite"])
+
     def test_series_suite_required(self):
         # The series adds the dummy suite: the net suites and it run together,
         # and a run without it fails even when every case that ran passed.
@@ -775,41 +799,54 @@ class KunitJsonTest(unittest.TestCase):
         self.assertEqual(uml.default_required(uml.default_configs(), "dummy*"), ("dummy",))
 
     def test_negative_control(self):
-        # The crafted counter bug is applied for the run and reverted after;
-        # the stage passes only when the named case failed on it.
+        # The crafted counter bug is applied for the runs and reverted after;
+        # the stage passes only when the named case failed on it in one of
+        # up to NEGATIVE_ATTEMPTS runs (the race needs both vCPUs at once).
         import subprocess
         from unittest import mock
         from kunit import uml
         patch, suite, case = uml.NEGATIVE_CONTROL
         self.assertTrue(patch.is_file())
         self.assertEqual((suite, case), ("dummy", "dummy_test_one_queue_senders"))
-        seen = []
+        self.assertEqual(uml.NEGATIVE_ATTEMPTS, 3)
 
-        def fake_run(tree, build_dir, status="FAIL", **kw):
-            seen.append(kw.get("filter_glob"))
-            return uml.KunitResult(cases=[(suite, case, status)], kernel_log="test.log")
+        def control(statuses, apply_code=0):
+            seen, gits = [], []
 
-        ok = subprocess.CompletedProcess([], 0, "", "")
-        with mock.patch.object(uml, "run", fake_run), \
-                mock.patch.object(uml.subprocess, "run", return_value=ok) as git_run:
-            caught, why = uml.negative_control("tree", "build")
+            def fake_run(tree, build_dir, **kw):
+                seen.append(kw.get("filter_glob"))
+                return uml.KunitResult(cases=[(suite, case, statuses[len(seen) - 1])],
+                                       kernel_log="test.log")
+
+            def fake_git_run(tree, *args, **kw):
+                gits.append(list(args))
+                return subprocess.CompletedProcess(args, apply_code, "", "error: patch failed")
+
+            with mock.patch.object(uml, "run", fake_run), \
+                    mock.patch.object(uml, "git_run", fake_git_run), \
+                    mock.patch.object(uml, "git", lambda tree, *a, **k: gits.append(list(a))):
+                caught, why = uml.negative_control("tree", "build")
+            return caught, why, seen, gits
+
+        caught, why, seen, gits = control(["FAIL"])
         self.assertTrue(caught, why)
         self.assertEqual(seen, ["dummy*"])
-        self.assertEqual([c.args[0][3:5] for c in git_run.call_args_list],
-                         [["apply", str(patch)], ["apply", "-R"]])
-        # The case passed on the bug: the control fails, naming it.
-        with mock.patch.object(uml, "run", lambda *a, **k: fake_run(*a, status="PASS", **k)), \
-                mock.patch.object(uml.subprocess, "run", return_value=ok):
-            caught, why = uml.negative_control("tree", "build")
+        self.assertEqual(gits, [["apply", str(patch)], ["apply", "-R", str(patch)]])
+        # Missed twice (the vCPUs took turns), caught on the third run.
+        caught, why, seen, gits = control(["PASS", "PASS", "FAIL"])
+        self.assertTrue(caught, why)
+        self.assertIn("run 3 of up to 3", why)
+        self.assertEqual(gits[-1], ["apply", "-R", str(patch)])
+        # The case passed on the bug every time: the control fails, naming it.
+        caught, why, seen, _ = control(["PASS", "PASS", "PASS"])
         self.assertFalse(caught)
-        self.assertIn("dummy.dummy_test_one_queue_senders PASS", why)
+        self.assertEqual(len(seen), 3)
+        self.assertIn("dummy.dummy_test_one_queue_senders PASS, PASS, PASS in 3 run(s)", why)
         self.assertIn("misses the bug", why)
         # A patch that does not apply is named, and nothing runs.
-        bad = subprocess.CompletedProcess([], 1, "", "error: patch failed")
-        with mock.patch.object(uml, "run", fake_run), \
-                mock.patch.object(uml.subprocess, "run", return_value=bad):
-            caught, why = uml.negative_control("tree", "build")
+        caught, why, seen, _ = control(["FAIL"], apply_code=1)
         self.assertFalse(caught)
+        self.assertEqual(seen, [])
         self.assertIn("does not apply: error: patch failed", why)
 
     def test_kernel_report_fails_a_passing_run(self):
