@@ -43,9 +43,11 @@ class CheckTest(unittest.TestCase):
                       kconfig_tree.report([], ["net", "tc-testing"]))
 
     def test_project_files(self):
-        # What the project keeps of its own: dummy as a module (module_devices).
+        # What the project keeps of its own: dummy as a module (module_devices),
+        # event tracing for qdisc_bypass (the test kernels start from tinyconfig).
         own = kconfig_tree.options(kconfig_tree.OWN.read_text())
-        self.assertEqual(own, {"CONFIG_DUMMY": "m"})
+        self.assertEqual(own, {"CONFIG_DUMMY": "m", "CONFIG_FTRACE": "y",
+                               "CONFIG_ENABLE_DEFAULT_TRACERS": "y"})
         self.assertTrue(kconfig_tree.options(kconfig_tree.FIRST[1].read_text()))
 
 
