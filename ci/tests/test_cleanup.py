@@ -197,9 +197,14 @@ class Cleanup(Workspace):
             fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
             before = snapshot(self.tmp)
             code, out = self.cleanup()
-        self.assertEqual(code, 2, out)
-        self.assertIn("a pipeline run holds", out)
-        self.assertEqual(snapshot(self.tmp), before)
+            self.assertEqual(code, 2, out)
+            self.assertIn("a pipeline run holds", out)
+            self.assertEqual(snapshot(self.tmp), before)
+            # A dry run only reads: it lists, and the lock stays the run's.
+            code, out = self.cleanup("--dry-run")
+            self.assertEqual(code, 0, out)
+            self.assertIn("would delete branch ci/all", out)
+            self.assertEqual(snapshot(self.tmp), before)
 
     def test_only_the_tooling_worktree_paths_are_ours(self):
         tmp = Path(cleanup.tempfile.gettempdir())

@@ -18,7 +18,8 @@ ci/* branches the pipeline's apply stage made. A ci/* branch holding
 commits the last apply did not make (branch.<name>.seriesApplied), or with
 no such record, is refused unless --force; one checked out in a worktree
 outside the cache always is. A deleted branch's tip is printed, to restore
-it with `git branch NAME TIP`.
+it with `git branch NAME TIP`. It refuses while a pipeline run holds the
+cache's lock; a dry run, which only reads, does not take it.
 
 Exit status: 0 done, 1 something refused (the rest done), 2 an error."""
 
@@ -260,18 +261,15 @@ def execute(plan: Plan) -> None:
         rmtree(p)
 
 
-def locked(cache: Path, dry_run: bool) -> IO[str] | None:
-    """The pipeline's lock, held; None when the cache has none to take."""
-    if not cache.is_dir() or dry_run and not (cache / LOCK).exists():
+def locked(cache: Path) -> IO[str] | None:
+    """The pipeline's lock, held; None when there is no cache."""
+    if not cache.is_dir():
         return None
-    lock = open(cache / LOCK, "a")  # noqa: SIM115  held until exit
+    lock = open(cache / LOCK, "a")  # noqa: SIM115  held until the end
     try:
         fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
     except BlockingIOError:
         lock.close()
-        if dry_run:
-            print(f"note: a pipeline run holds {cache / LOCK}: it may still add to this")
-            return None
         raise CleanupError(f"a pipeline run holds {cache / LOCK}: run again when it ends")
     return lock
 
@@ -292,7 +290,8 @@ def main(argv: list[str] | None = None) -> int:
     repos = args.repos + ([os.environ["KERNEL_SRC"]] if os.environ.get("KERNEL_SRC") else [])
     lock = None
     try:
-        lock = locked(cache, args.dry_run)
+        # A dry run only reads: it leaves the lock to a pipeline starting now.
+        lock = None if args.dry_run else locked(cache)
         plan = make_plan(cache, repos, args.everything, args.force)
         print("\n".join(describe(plan, args.dry_run)))
         if not args.dry_run:
