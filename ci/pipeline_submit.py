@@ -51,7 +51,7 @@ class SubmitStages(TreeStages):
         try:
             jobs = b4flow.run_all(self.series_tree, self.base["BASE_TAG"],
                                   self.results / "b4", log, prefix=BRANCH_PREFIX,
-                                  identity=identity, merged=prerequisites)
+                                  identity=identity, merged=prerequisites, stands=())
             failed = None
         except b4flow.FlowError as err:
             jobs, failed = getattr(err, "jobs", []), err

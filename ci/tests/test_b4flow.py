@@ -208,6 +208,16 @@ class B4FlowTest(unittest.TestCase):
         self.assertIn("2. net-next/feat: post now, rebased onto net-next with net/fix merged", md)
         self.assertIn('"failed": ""', (self.out / "b4.json").read_text())
 
+    def test_summary_order_as_it_stands_when_merged_is_only_taken(self):
+        """The pipeline takes net/fix as merged to put net-next/feat through
+        b4 as posted: b4.md gives the order as it stands, as the stage does."""
+        out = Path(tempfile.mkdtemp(dir=self.tmp))
+        b4flow.write_summary(list(self.jobs.values()), out, 1.0, ["net/fix"], ())
+        md = (out / "b4.md").read_text()
+        self.assertIn("1. net/fix: post now\n", md)
+        self.assertIn("2. net-next/feat: blocked until net/fix is merged into net-next", md)
+        self.assertIn("b4 ran with net/fix taken as merged", md)
+
     def test_order_is_net_first_and_blocked_series_is_refused(self):
         flow = self.flow()
         flow.setup()

@@ -80,6 +80,12 @@ class LocalCheckTest(unittest.TestCase):
         code, out = self.run_check("base..HEAD")  # three patches, no cover letter: a warning
         self.assertEqual(code, 1, out)
         self.assertIn("cover_letter: warn", out)
+        # The branch's description is its cover letter, as series apply keeps it.
+        git(self.repo, "config", "branch.series/net-next/x.description",
+            "net: a, b and c\n\nWhy all three.\n")
+        code, out = self.run_check("base..series/net-next/x")
+        self.assertEqual(code, 0, out)
+        self.assertIn("cover_letter: pass: Series has a cover letter", out)
 
     def test_an_mbox_is_applied_on_base_and_checked(self):
         self.commit("int a;\nint c;\n")

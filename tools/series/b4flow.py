@@ -508,9 +508,13 @@ class Flow:
 
 
 def run_all(tree, base_rev, out_dir, log=print, *, prefix="ci/", conf=None, identity=None,
-            work=None, exercise=True, check_cmd=None, to_cmd=None, cc_cmd=None, merged=()):
+            work=None, exercise=True, check_cmd=None, to_cmd=None, cc_cmd=None, merged=(),
+            stands=None):
     """Every workspace series of `tree` through b4 (see the module doc), in
     posting order; `merged` names the series merged already (series.post_order).
+    `stands`: those merged as the posting order in b4.md stands, when
+    `merged` only takes them as merged to put the series building on them
+    through b4 as posted (the pipeline's; default: `merged`).
 
     `prefix` is the workspace branch prefix (the pipeline's ci/), `identity`
     the sender (default: git user.name/user.email of `tree`), `work` the clone
@@ -544,7 +548,8 @@ def run_all(tree, base_rev, out_dir, log=print, *, prefix="ci/", conf=None, iden
         except FlowError as err:
             job.failed = job.failed or str(err)
         done[job.name] = job
-    write_summary(jobs, out_dir, time.monotonic() - t0)
+    write_summary(jobs, out_dir, time.monotonic() - t0, merged,
+                  merged if stands is None else stands)
     flow.install_b4_config()
     failed = [j for j in jobs if j.failed]
     if failed:  # the details are in the log and b4.md
@@ -555,7 +560,7 @@ def run_all(tree, base_rev, out_dir, log=print, *, prefix="ci/", conf=None, iden
     return jobs
 
 
-def write_summary(jobs, out_dir, seconds):
+def write_summary(jobs, out_dir, seconds, merged=(), stands=()):
     data = {"seconds": round(seconds, 1), "series": [
         {**{k: v for k, v in asdict(j).items() if k != "cover"},
          "mails": {str(k): str(v) for k, v in j.mails.items()}} for j in jobs]}
@@ -567,7 +572,11 @@ def write_summary(jobs, out_dir, seconds):
             lines.append(f"| {j.name} | {name} | {status} | {secs} | "
                          f"{detail.splitlines()[0] if detail else ''} |")
     lines += ["", "## Posting order", ""]
-    lines += [f"{i}. {j.name}: {j.posting}" for i, j in enumerate(jobs, 1)]
+    lines += series.order_lines(series.post_order(jobs, stands))
+    taken = sorted(set(merged) - set(stands))
+    if taken:
+        lines += ["", f"b4 ran with {', '.join(taken)} taken as merged: the series building "
+                  "on it went through b4 as they will be posted."]
     for j in jobs:
         lines += ["", f"## {j.name}: b4 prep --check", "", "```", j.check or "(not run)", "```"]
     (out_dir / "b4.md").write_text("\n".join(lines) + "\n")

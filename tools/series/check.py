@@ -91,7 +91,13 @@ def range_group(src: Path, spec: str, tree: str | None) -> Group:
     texts = [git(src, "format-patch", "-1", "--stdout", c) for c in commits]
     subjects = [f"[PATCH {name}{f' {k}/{total}' if total > 1 else ''}] "
                 + git(src, "log", "-1", "--format=%s", c) for k, c in enumerate(commits, 1)]
-    return Group(spec, name, commits, subjects, False, texts)
+    # A branch's description is its cover letter (series apply, b4 and
+    # format-patch --cover-from-description keep it there).
+    tip = spec.rpartition("..")[2]
+    cover = git_run(src, "config", f"branch.{tip}.description").stdout.strip()
+    if cover:
+        subjects.insert(0, f"[PATCH {name} 0/{total}] {cover.splitlines()[0]}")
+    return Group(spec, name, commits, subjects, bool(cover), texts)
 
 
 def patch_files(paths: Sequence[str]) -> list[bytes]:

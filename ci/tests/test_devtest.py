@@ -1,0 +1,137 @@
+"""ci/devtest.py, the one-liners of README's "Working on the series": the
+commands it prints are the ones it runs (vng, make, kunit.py replaced by
+recorders in PATH: no kernel is built or booted), --dry-run runs nothing,
+and the arguments name what the project runs."""
+
+import contextlib
+import io
+import os
+import shlex
+import shutil
+import tempfile
+import unittest
+from pathlib import Path
+from unittest import mock
+
+from ci import devtest
+from kunit import uml
+
+RECORDER = '#!/bin/sh\nprintf "%s\\n" "$(basename "$0") $*" >> "$RECORD"\n'
+
+
+class DevTest(unittest.TestCase):
+
+    def setUp(self):
+        self.tmp = Path(tempfile.mkdtemp())
+        self.addCleanup(shutil.rmtree, self.tmp)
+        self.record = self.tmp / "record"
+        bindir = self.tmp / "bin"
+        bindir.mkdir()
+        for name in ("vng", "make", "install", "unshare", "env"):
+            (bindir / name).write_text(RECORDER)
+            (bindir / name).chmod(0o755)
+        env = mock.patch.dict(os.environ, {"PATH": f"{bindir}:{os.environ['PATH']}",
+                                           "RECORD": str(self.record)})
+        env.start()
+        self.addCleanup(env.stop)
+        self.tree = self.tmp / "linux"
+        (self.tree / "tools/testing/selftests").mkdir(parents=True)
+        (self.tree / "tools/testing/kunit").mkdir(parents=True)
+        (self.tree / "tools/testing/kunit/kunit.py").write_text(
+            "import os, sys\nopen(os.environ['RECORD'], 'a').write("
+            "'kunit.py ' + ' '.join(sys.argv[1:]) + ' cwd=' + os.getcwd() + '\\n')\n")
+        self.build = self.tmp / "build"
+        (self.build / "arch/x86/boot").mkdir(parents=True)
+        (self.build / "arch/x86/boot/bzImage").write_text("kernel")
+
+    def devtest(self, *args):
+        out, err = io.StringIO(), io.StringIO()
+        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+            try:
+                code = devtest.main(list(map(str, args)))
+            except SystemExit as e:
+                code = e.code
+        return code, out.getvalue(), err.getvalue()
+
+    def ran(self):
+        return self.record.read_text().splitlines() if self.record.exists() else []
+
+    def test_dry_run_prints_the_commands_and_runs_nothing(self):
+        for args in (("kselftest", self.tree, self.build), ("kunit", self.tree),
+                     ("progs", "--bin", self.build)):
+            code, out, _ = self.devtest("--dry-run", *args)
+            self.assertEqual(code, 0, out)
+            self.assertTrue(out.strip(), args)
+        self.assertEqual(self.ran(), [])
+
+    def test_kselftest_runs_what_it_prints(self):
+        code, out, err = self.devtest("kselftest", self.tree, self.build,
+                                      "-t", "net:qdisc_bypass.py", "--out", self.tmp / "ksft")
+        self.assertEqual(code, 0, err)
+        printed = [shlex.split(line) for line in out.splitlines()]
+        ran = [line.split() for line in self.ran()]
+        self.assertEqual([[Path(c[0]).name, *c[1:]] for c in printed],
+                         [r for r in ran])
+        install = self.tmp / "ksft/install"
+        self.assertIn(f"INSTALL_PATH={install}", out)
+        self.assertIn("TARGETS=net", out)
+        self.assertIn(f"vng --run {self.build} --user root -- {install}/run_kselftest.sh "
+                      "-t net:qdisc_bypass.py", out)
+
+    def test_kselftest_default_is_the_series_kselftests(self):
+        code, out, _ = self.devtest("--dry-run", "kselftest", self.tree, self.build)
+        self.assertEqual(code, 0)
+        self.assertIn("'TARGETS=net drivers/net'", out)
+        for test in ("net:dummy_queues.py", "net:qdisc_limit_zero.py", "net:qdisc_bypass.py"):
+            self.assertIn(f"-t {test}", out)
+        # drivers/net on a dummy with programs.txt's queue counts, in a netns.
+        self.assertRegex(out, r"unshare --net --mount .*drv-net-dummy.sh \S+ "
+                         r"drivers/net:queues.py 4 2\n")
+        self.assertRegex(out, r"drv-net-dummy.sh \S+ drivers/net:stats.py 4\n")
+
+    def test_kselftest_refuses_a_test_not_named_by_collection(self):
+        code, _, err = self.devtest("--dry-run", "kselftest", self.tree, self.build,
+                                    "-t", "qdisc_bypass.py")
+        self.assertEqual(code, 2)
+        self.assertIn("not COLLECTION:TEST", err)
+
+    def test_missing_build_runs_nothing(self):
+        code, _, err = self.devtest("kselftest", self.tree, self.tmp / "nowhere")
+        self.assertEqual(code, 2)
+        self.assertIn("bzImage", err)
+        self.assertEqual(self.ran(), [])
+
+    def test_kunit_runs_the_trees_kunit_py_with_the_series_config_and_smp_args(self):
+        code, out, err = self.devtest("kunit", self.tree, "--build-dir", self.tmp / "kb")
+        self.assertEqual(code, 0, err)
+        ran = self.ran()
+        self.assertEqual(len(ran), 1)
+        self.assertIn(f"--kunitconfig={uml.SERIES_CONFIG}", ran[0])
+        self.assertNotIn(str(uml.NET_CONFIG), ran[0])
+        for arg in uml.SERIES_KERNEL_ARGS:
+            self.assertIn(f"--kernel_args={arg}", ran[0])
+        self.assertIn(f"--build_dir={self.tmp / 'kb'}", ran[0])
+        self.assertTrue(ran[0].endswith(f"cwd={self.tree}"), ran[0])
+        self.assertIn(f"cd {self.tree} && python3 tools/testing/kunit/kunit.py run", out)
+        _, out, _ = self.devtest("--dry-run", "kunit", self.tree, "--net")
+        self.assertIn(f"--kunitconfig={uml.NET_CONFIG}", out)
+
+    def test_progs_each_in_a_namespace_with_the_kernel_named(self):
+        (self.build / "selftests").mkdir()
+        code, out, err = self.devtest("progs", "churn", "bad_input", "--bin", self.build,
+                                      "--kernel", "base")
+        self.assertEqual(code, 0, err)
+        ran = self.ran()
+        self.assertEqual(len(ran), 2)
+        self.assertTrue(ran[0].startswith("env SELFTEST_KERNEL=base unshare --net --mount"))
+        self.assertTrue(ran[0].endswith(f"{self.build}/selftests/churn --seconds 20"), ran[0])
+        self.assertTrue(ran[1].endswith(f"{self.build}/selftests/bad_input"), ran[1])
+
+    def test_progs_refuses_an_unknown_program(self):
+        code, _, err = self.devtest("--dry-run", "progs", "no_such")
+        self.assertEqual(code, 2)
+        self.assertIn("no C++ program no_such (known: dummy_queues", err)
+
+
+if __name__ == "__main__":
+    unittest.main()
