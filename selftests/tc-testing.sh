@@ -1,10 +1,13 @@
 #!/usr/bin/env bash
 # Peer suite: the kernel tree's own tc-testing (tdc) for the given
 # categories, TAP on stdout. Runs inside the VM, as root, on each kernel.
-# Usage: [TDC_IDS='ID ...'] tc-testing.sh KERNEL_TREE CATEGORY...
+# Usage: [TDC_IDS='ID ...'] [TDC_IPROUTE2=DIR] tc-testing.sh KERNEL_TREE all|CATEGORY...
 # TDC_IDS: run just those cases (tdc -e), not the categories: the base
-# kernel runs only the cases expectations.json lists (ci/selftests_run.py
+# kernel runs only the cases the host names (ci/selftests_run.py
 # tdc_subset()).
+# TDC_IPROUTE2: a directory holding the ip and tc tdc runs (tdc's
+# NAMES['IP'], NAMES['TC'] and first in PATH): the iproute2 of the kernel's
+# version (ci/setup-host.sh); without it, the host's.
 set -euo pipefail
 tree=$1
 shift
@@ -21,7 +24,21 @@ results=$(mktemp -d)/tc-testing.tap
 jobs=()
 grep -q -- "--multiprocess" tdc.py && jobs=(-J "$(nproc)")
 export PATH=/usr/sbin:/usr/bin:/sbin:/bin:$PATH
+if [ -n "${TDC_IPROUTE2:-}" ]; then
+	for tool in ip tc; do
+		[ -x "$TDC_IPROUTE2/$tool" ] || { echo "$0: no $TDC_IPROUTE2/$tool" >&2; exit 2; }
+	done
+	# tdc_config.py takes EXTRA_NAMES from a tdc_config_local module.
+	local_dir=$(dirname "$results")
+	printf 'EXTRA_NAMES = {"TC": "%s/tc", "IP": "%s/ip"}\n' "$TDC_IPROUTE2" "$TDC_IPROUTE2" \
+		> "$local_dir/tdc_config_local.py"
+	export PYTHONPATH=$local_dir${PYTHONPATH:+:$PYTHONPATH}
+	export PATH=$TDC_IPROUTE2:$PATH
+	"$TDC_IPROUTE2/tc" -V >&2
+fi
+# "all": the whole suite, as tdc.sh (netdev CI) runs it.
 select=(-c "$@")
+[ "$*" != all ] || select=()
 if [ -n "${TDC_IDS:-}" ]; then
 	read -r -a ids <<< "$TDC_IDS"
 	select=(-e "${ids[@]}")
