@@ -36,11 +36,37 @@ if [ -n "${TDC_IPROUTE2:-}" ]; then
 	export PATH=$TDC_IPROUTE2:$PATH
 	"$TDC_IPROUTE2/tc" -V >&2
 fi
-# "all": the whole suite, as tdc.sh (netdev CI) runs it.
-select=(-c "$@")
-[ "$*" != all ] || select=()
+# One tdc run per test file, "### tdc run: FILE" before it and "### tdc
+# run: FILE exit RC" after (ci/ktap_parse.py parse_tdc() reads them as one):
+# when a case's teardown fails, tdc stops its run (and with -J loses every
+# result of it), which then costs that file's cases, not the suite's. The
+# cases: those of the categories ("all": every case, as tdc.sh runs them),
+# or TDC_IDS.
+# shellcheck disable=SC2016 # the Python's own strings
+plan='import json, pathlib, sys
+args = sys.argv[1:]
+ids = set(args[1].split()) if args[:1] == ["-e"] else set()
+cats = set() if ids else set(args)
+for f in sorted(pathlib.Path("tc-tests").rglob("*.json")):
+    mine = [c["id"] for c in json.loads(f.read_text()) if c["id"] in ids
+            or "all" in cats or cats & set(c.get("category", []))]
+    if mine:
+        print(f, *mine)'
 if [ -n "${TDC_IDS:-}" ]; then
-	read -r -a ids <<< "$TDC_IDS"
-	select=(-e "${ids[@]}")
+	runs=$(/usr/bin/python3 -c "$plan" -e "$TDC_IDS")
+else
+	runs=$(/usr/bin/python3 -c "$plan" "$@")
 fi
-exec /usr/bin/python3 tdc.py "${jobs[@]}" --format tap --outfile "$results" "${select[@]}"
+# tdc exits 4 when it finds no case.
+[ -n "$runs" ] || exit 4
+rc=0
+while read -r file ids; do
+	echo "### tdc run: $file"
+	run_rc=0
+	# shellcheck disable=SC2086 # the ids, one word each
+	/usr/bin/python3 tdc.py "${jobs[@]}" --format tap --outfile "$results" -f "$file" -e $ids ||
+		run_rc=$?
+	echo "### tdc run: $file exit $run_rc"
+	[ "$run_rc" -eq 0 ] || [ "$rc" -ne 0 ] || rc=$run_rc
+done <<< "$runs"
+exit "$rc"

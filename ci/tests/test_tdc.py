@@ -77,6 +77,21 @@ class ParseTdcTest(unittest.TestCase):
                          ("skip", "no netdevsim"))
         self.assertEqual(k.problems, ["983a: Expected test number 2 but found 3"])
 
+    def test_several_runs_are_one(self):
+        text = ("### tdc run: qdiscs/fq_codel.json\n" + tap(ok(1, "24f9"), ok(2, "d351"))
+                + "### tdc run: qdiscs/fq_codel.json exit 0\n"
+                + "### tdc run: qdiscs/cake.json\n" + HEAD + "Traceback (most recent call last):\n"
+                + "### tdc run: qdiscs/cake.json exit 1\n"
+                + "### tdc run: filters/u32.json\n" + tap(failed(1, "82d9", "exited 2"))
+                + "### tdc run: filters/u32.json exit 1\n")
+        k = ktap_parse.parse_tdc(text)
+        self.assertEqual(k.plan, 3)
+        self.assertEqual([(n, r.status) for n, r in k.results],
+                         [("24f9", "pass"), ("d351", "pass"), ("82d9", "fail")])
+        self.assertEqual(k.problems, ["qdiscs/cake.json: tdc exited 1 before its results"])
+        # The next run's progress is no case's diagnostics.
+        self.assertNotIn("Sent 5 packets.", k.cases["d351"].diag)
+
     def test_no_plan_no_results(self):
         k = ktap_parse.parse_tdc(HEAD + ok(1, "24f9"))
         self.assertEqual((k.plan, k.results), (None, []))
