@@ -34,9 +34,9 @@ NO_CALLBACK_PROGS = [("qdisc_bypass", "ktap")]
 VM_DEBUG_TIMEOUT = 3 * 3600
 # tc-testing in the vm stage, with the kernel's iproute2 (iproute2_bin()):
 # the main command runs the whole suite on both kernels; the test command
-# qdisc and filter on the patched kernel, and on base only the listed cases
-# and those that failed on patched (selftests_run.run_matrix()). Seconds per
-# VM and for tdc inside it (TCG, 2 vCPUs; measured: design.md).
+# selftests_run.TDC_TEST_CATEGORIES on the patched kernel, and on base only
+# the listed cases and those that failed on patched (run_matrix()). Seconds
+# per VM and for tdc inside it (TCG, 2 vCPUs; measured: pipeline.md).
 VM_TIMEOUT = {"main": 2 * 3600, "test": 1800}
 TDC_TIMEOUT = {"main": 6000, "test": 1200}
 

@@ -258,10 +258,10 @@ class NoCallbackKernelTest(unittest.TestCase):
 
     def test_tc_testing_per_command(self):
         """The main command runs the whole tc-testing suite on both kernels,
-        the test command qdisc and filter (the base only reruns), both with
+        the test command its categories (the base only reruns), both with
         the kernel's iproute2."""
         for mode, cats, base_all in (("main", selftests_run.TDC_ALL, True),
-                                     ("test", ("qdisc", "filter"), False)):
+                                     ("test", selftests_run.TDC_TEST_CATEGORIES, False)):
             kws = []
             self.run_stage({"base": True, pipeline_boot.NO_CALLBACK: True}, mode=mode, kws=kws)
             with self.subTest(mode=mode):
