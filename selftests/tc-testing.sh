@@ -41,7 +41,8 @@ fi
 # when a case's teardown fails, tdc stops its run (and with -J loses every
 # result of it), which then costs that file's cases, not the suite's. The
 # cases: those of the categories ("all": every case, as tdc.sh runs them),
-# or TDC_IDS.
+# or TDC_IDS. TDC_FILE_TIMEOUT (seconds, default 900) ends a file's run
+# that hangs: exit 124, its cases missing, the later files still run.
 # shellcheck disable=SC2016 # the Python's own strings
 plan='import json, pathlib, sys
 args = sys.argv[1:]
@@ -64,7 +65,8 @@ while read -r file ids; do
 	echo "### tdc run: $file"
 	run_rc=0
 	# shellcheck disable=SC2086 # the ids, one word each
-	/usr/bin/python3 tdc.py "${jobs[@]}" --format tap --outfile "$results" -f "$file" -e $ids ||
+	timeout "${TDC_FILE_TIMEOUT:-900}" \
+		/usr/bin/python3 tdc.py "${jobs[@]}" --format tap --outfile "$results" -f "$file" -e $ids ||
 		run_rc=$?
 	echo "### tdc run: $file exit $run_rc"
 	[ "$run_rc" -eq 0 ] || [ "$rc" -ne 0 ] || rc=$run_rc
