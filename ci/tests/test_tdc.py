@@ -8,6 +8,7 @@ passes on patched") accepted."""
 
 import json
 import re
+import subprocess
 import tempfile
 import unittest
 from pathlib import Path
@@ -437,6 +438,71 @@ class RunMatrixTdcTest(unittest.TestCase):
         self.assertFalse(any("TDC_IDS" in c for _, c in commands))
         self.assertIn("TDC_CATEGORIES='all'", commands[0][1])
         self.assertTrue(out.ok, out.problems)
+
+
+FAKE_TDC = '''import sys, time
+args = sys.argv[1:]
+f = args[args.index("-f") + 1]
+ids = args[args.index("-e") + 1:]
+if "crash" in f:
+    sys.exit("Traceback: NetlinkError (34)")
+if "hang" in f:
+    time.sleep(30)
+print("considering the cases")
+print("1..%d" % len(ids))
+for n, i in enumerate(ids, 1):
+    print(("not ok" if i == "bad1" else "ok") + " %d %s - a case" % (n, i))
+sys.exit(1 if "bad1" in ids else 0)
+'''
+
+
+class TcTestingScriptTest(unittest.TestCase):
+    """selftests/tc-testing.sh on a scratch tree whose tdc.py prints the
+    ids it is given: one run per file, the categories' cases or TDC_IDS,
+    and a file whose run crashes or hangs costs that file only."""
+
+    def run_script(self, files, *cats, env=None):
+        with tempfile.TemporaryDirectory() as tmp:
+            write_tree(Path(tmp) / "tree", files)
+            tdc = Path(tmp) / "tree/tools/testing/selftests/tc-testing"
+            (tdc / "tdc.py").write_text(FAKE_TDC)
+            fake = Path(tmp) / "bin"
+            fake.mkdir()
+            (fake / "modprobe").write_text("#!/bin/sh\nexit 0\n")
+            (fake / "modprobe").chmod(0o755)
+            res = subprocess.run(
+                ["bash", str(ROOT / "selftests/tc-testing.sh"), str(Path(tmp) / "tree"), *cats],
+                env={"PATH": f"{fake}:/usr/bin:/bin", **(env or {})},
+                capture_output=True, text=True, timeout=60)
+        return res.returncode, ktap_parse.parse_tdc(res.stdout), res.stdout
+
+    FILES = {"qdiscs/a.json": [("aaa1", ["qdisc", "fq_codel"]), ("aaa2", ["qdisc", "sfq"])],
+             "filters/b.json": [("bad1", ["filter"]), ("bbb2", ["filter"])],
+             "actions/c.json": [("ccc1", ["actions"])]}
+
+    def test_categories_one_run_per_file(self):
+        rc, k, out = self.run_script(self.FILES, "qdisc", "filter")
+        self.assertEqual(rc, 1)
+        self.assertEqual(k.plan, 4)
+        self.assertEqual(sorted(k.cases), ["aaa1", "aaa2", "bad1", "bbb2"])
+        self.assertEqual(k.cases["bad1"].status, "fail")
+        self.assertEqual(out.count("### tdc run: ") // 2, 2)
+
+    def test_all_and_ids(self):
+        self.assertEqual(len(self.run_script(self.FILES, "all")[1].results), 5)
+        rc, k, _ = self.run_script(self.FILES, "qdisc", env={"TDC_IDS": "aaa2 ccc1"})
+        self.assertEqual((rc, sorted(k.cases)), (0, ["aaa2", "ccc1"]))
+
+    def test_crashed_and_hung_files_cost_only_themselves(self):
+        files = {"qdiscs/crash.json": [("ddd1", ["qdisc"])],
+                 "qdiscs/hang.json": [("eee1", ["qdisc"])],
+                 "qdiscs/z.json": [("fff1", ["qdisc"])]}
+        rc, k, _ = self.run_script(files, "qdisc", env={"TDC_FILE_TIMEOUT": "2"})
+        self.assertEqual(rc, 1)
+        self.assertEqual(sorted(k.cases), ["fff1"])
+        self.assertEqual(k.problems, [
+            "tc-tests/qdiscs/crash.json: tdc exited 1 before its results",
+            "tc-tests/qdiscs/hang.json: tdc exited 124 before its results"])
 
 
 if __name__ == "__main__":
