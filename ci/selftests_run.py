@@ -583,7 +583,7 @@ def install_kselftests(tree, root, targets, log=print, lean=True):
 # the host's iproute2, measured so). The test command's: the qdiscs the
 # series changes (cake's cls_api callback included) and matchall, the
 # filter its cases add and delete, 175 cases. All of qdisc and filter (764)
-# take about 25 min a kernel under TCG (pipeline.md), past its time.
+# take well over 20 min a kernel under TCG (pipeline.md), past its time.
 TDC_TEST_CATEGORIES = ("pfifo_fast", "fifo", "codel", "fq_codel", "sfq", "mq", "cake",
                        "cake_mq", "matchall")
 TDC_ALL = ("all",)
