@@ -102,6 +102,11 @@ def parse_ktap_without_tree(lines):
 
 TDC_RESULT_RE = re.compile(r"^(?P<not>not )?ok (?P<n>\d+) (?P<id>\S+) - (?P<name>.*?)"
                            r"(?: # skipped - (?P<why>.*))?$")
+# tdc's "ok" for every case after one whose setup (or teardown) failed: it
+# never ran them (tdc.py test_runner()).
+TDC_NOT_RUN_RE = re.compile(r"previous (\w+) failed (?:\d+ )?(\S+)?")
+# tc-testing.sh's lines around each tdc run when it runs several.
+TDC_RUN_RE = re.compile(r"^### tdc run: (?P<what>.+?)(?: exit (?P<rc>\d+))?$")
 
 
 def parse_tdc(text):
@@ -110,14 +115,30 @@ def parse_tdc(text):
     writes a failure's steps after a tab on the result line and its message
     on the lines after it, so a case's diagnostics are what follows its
     result line. Results before the plan are not read: tdc prints none
-    there, and without a plan the runner never got to its results."""
+    there, and without a plan the runner never got to its results. A case
+    tdc reports "ok # skipped - previous setup failed" never ran: it is a
+    "fail", and the run has a problem naming how many. Several tdc runs
+    (tc-testing.sh's "### tdc run: WHAT" before each, "... exit RC" after)
+    are one: their plans add up, and a run without its plan or results is a
+    problem naming it."""
     k = Ktap(parser="tdc")
     current = None
+    not_run = []
+    plan = start = None  # this run's plan, and where its results start
     for raw in text.splitlines():
         line = ANSI_RE.sub("", raw).rstrip()
-        if k.plan is None:
+        if run := TDC_RUN_RE.match(line):
+            if run["rc"] is not None and plan is None:
+                k.problems.append(f"{run['what']}: tdc exited {run['rc']} before its results")
+            elif run["rc"] is not None and len(k.results) - start != plan:
+                k.problems.append(f"{run['what']}: plan 1..{plan} but "
+                                  f"{len(k.results) - start} result(s)")
+            current = plan = None
+            continue
+        if plan is None:
             if m := PLAN_RE.match(line):
-                k.plan = int(m[1])
+                plan, start = int(m[1]), len(k.results)
+                k.plan = (k.plan or 0) + plan
             continue
         head, _, rest = line.partition("\t")
         m = TDC_RESULT_RE.match(head)
@@ -125,15 +146,25 @@ def parse_tdc(text):
             if current is not None:
                 current.diag += _diag([line])
             continue
-        if int(m["n"]) != len(k.results) + 1:
-            k.problems.append(f"{m['id']}: Expected test number {len(k.results) + 1} "
+        if int(m["n"]) != len(k.results) - start + 1:
+            k.problems.append(f"{m['id']}: Expected test number {len(k.results) - start + 1} "
                               f"but found {m['n']}")
-        if m["why"] is not None:
+        if m["why"] is not None and TDC_NOT_RUN_RE.search(m["why"]):
+            # Not a skip: the case never ran, so it fails.
+            current = CaseResult("fail", m["why"].strip())
+            not_run.append(m["id"])
+        elif m["why"] is not None:
             current = CaseResult("skip", m["why"].strip())
         else:
             current = CaseResult("fail" if m["not"] else "pass")
-        current.diag = _diag([rest])
+        current.diag = _diag([rest]) + ([current.reason] if current.status == "fail" and
+                                        current.reason else [])
         k.results.append((m["id"], current))
+    if not_run:
+        first = TDC_NOT_RUN_RE.search(k.cases[not_run[0]].reason)
+        k.problems.append(f"{len(not_run)} case(s) never ran: tdc reported them \"ok # skipped\" "
+                          f"after the {first[1]} of case {first[2] or '?'} failed "
+                          f"({', '.join(not_run[:5])}{', ...' if len(not_run) > 5 else ''})")
     return k
 
 

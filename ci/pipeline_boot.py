@@ -4,10 +4,12 @@ and the patched kernel under virtme-ng (ci/selftests_run.py), then the
 negative-control kernel."""
 
 import dataclasses
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from common.git import git, git_run
 from common.programs import CXX_BUILD
+from common.tools import iproute2_bin
 from ci.pipeline_common import (BRANCH_PREFIX, CONFIGS, ROOT, BuildProgress, Stage,
                                 StageFailed, log)
 from ci.pipeline_tree import TreeStages
@@ -38,6 +40,13 @@ NET_PROGS = [("qdisc_bypass", "ktap"), ("net.qdisc_limit_zero.py", "kselftest"),
 # (4096 TX queues): the 3600 s that sufficed before the fault injection and
 # the in-tree kselftests joined killed the VM in the middle of them.
 VM_DEBUG_TIMEOUT = 3 * 3600
+# tc-testing in the vm stage, with the kernel's iproute2 (iproute2_bin()):
+# the main command runs the whole suite on both kernels; the test command
+# selftests_run.TDC_TEST_CATEGORIES on the patched kernel, and on base only
+# the listed cases and those that failed on patched (run_matrix()). Seconds
+# per VM and for tdc inside it (TCG, 2 vCPUs; measured: pipeline.md).
+VM_TIMEOUT = {"main": 2 * 3600, "test": 1800}
+TDC_TIMEOUT = {"main": 6000, "test": 1200}
 
 
 def kunit_cases(prefix: str, res: uml.KunitResult) -> list[report.Case]:
@@ -87,12 +96,20 @@ class BootStages(TreeStages):
 
     def stage_vm(self, stage: Stage) -> None:
         from ci import selftests_run  # noqa: PLC0415
+        whole = self.mode == "main"
+        try:
+            iproute2 = iproute2_bin()
+        except FileNotFoundError as e:
+            raise StageFailed(str(e)) from e
         outcome = selftests_run.run_matrix(
             {"base": self.base_build, "patched": self.series_build},
-            self.results / "vm", tree=self.series_tree, log=log)
+            self.results / "vm", tree=self.series_tree, log=log,
+            tdc_categories=selftests_run.TDC_ALL if whole else selftests_run.TDC_TEST_CATEGORIES,
+            tdc_base_all=whole, iproute2=iproute2, timeout=VM_TIMEOUT["main" if whole else "test"],
+            tdc_timeout=TDC_TIMEOUT["main" if whole else "test"])
         log(outcome.matrix)
         try:
-            net = self.run_net_kernel()
+            net = self.run_net_kernel(iproute2)
             log(net.matrix)
             neg = self.run_no_callback_kernel()
             log(neg.matrix)
@@ -114,7 +131,7 @@ class BootStages(TreeStages):
                               f"found {len(nets)}: {', '.join(nets) or 'none'}")
         return BRANCH_PREFIX + nets[0]
 
-    def run_net_kernel(self) -> "selftests_run.MatrixVerdict":
+    def run_net_kernel(self, iproute2: Path | None = None) -> "selftests_run.MatrixVerdict":
         """The net series alone, built incrementally in the patched kernel's
         build directory (the checks stage compiled that commit already), then
         booted with NET_PROGS from the tip's tree: a net-next test that says
@@ -129,7 +146,7 @@ class BootStages(TreeStages):
             self.checkout(tree, self.tip)
         return selftests_run.run_matrix({NET_KERNEL: out}, self.results / f"vm-{NET_KERNEL}",
                                         tree=tree, log=log, progs=NET_PROGS,
-                                        tdc_listed=(NET_KERNEL,))
+                                        tdc_listed=(NET_KERNEL,), iproute2=iproute2)
 
     def run_no_callback_kernel(self) -> "selftests_run.MatrixVerdict":
         """tc_new_tfilter()'s locked clear is the safety net for a qdisc that

@@ -377,18 +377,40 @@ def judge_case(entry, label, got, control=False):
     return True, "ok", f"{head}, showing {_shown(shows)}{why}"
 
 
-def judge(runs, expect, progs, labels, problems=None, listed_only=()):
+def tdc_note(per, labels):
+    """(verdict, note) of a tdc case without an entry that failed on the
+    patched kernel: a regression if it passed on base, else a failure of
+    both that expectations.json must list with its reason; ("", "") else."""
+    got = {label: per[label].status for label in labels if label in per}
+    if got.get("patched", "pass") == "pass" or "base" not in labels:
+        return "", ""
+    if got.get("base") == "pass":
+        return "REGRESSION", " (a regression: it passes on base)"
+    if "base" in got:
+        return "UNLISTED", (f" (it {got['base']}s on base too: list it in expectations.json "
+                            "with its reason)")
+    return "", ""
+
+
+def judge(runs, expect, progs, labels, problems=None, listed_only=(), required=None):
     """MatrixVerdict of the runs: {label: {program: ProgramRun}}, a kernel whose
     VM failed left out (its listed cases then never ran). problems: those
     found before (the VM boots), counted in the summary. listed_only: the
-    labels whose tdc programs ran only their listed cases (tdc_subset()):
-    an unlisted tdc case is judged on the other kernels."""
+    labels whose tdc programs ran only some cases (tdc_subset()): an
+    unlisted tdc case is judged on the other kernels. required: {label:
+    {program: ids}} of the tdc cases each kernel must report (the tree's
+    cases of the categories run, or the subset asked for)."""
     out = MatrixVerdict()
     problems = list(problems or [])
     kinds = dict(progs)
-    # (prog, case) -> {label: CaseResult}; listed cases show as never run
-    # unless a program reports them.
+    required = required or {}
+    # (prog, case) -> {label: CaseResult}; listed and required cases show
+    # as never run unless a program reports them.
     results = {key: {} for key in expected_cases(expect, progs)}
+    for label in labels:
+        for prog, ids in required.get(label, {}).items():
+            for case in ids:
+                results.setdefault((prog, case), {})
     prog_notes = []
     for label in labels:
         for prog, kind in progs:
@@ -417,15 +439,19 @@ def judge(runs, expect, progs, labels, problems=None, listed_only=()):
         control = is_control(entry, labels)
         controls += control
         cells, verdict = [], "ok"
+        word_both, note = tdc_note(per, labels) if plain else ("", "")
         for label in labels:
             got = per.get(label)
             if entry is None and got is None:
                 cells.append("missing (none)")  # judged where it ran
                 continue
-            if plain and got is None and label in listed_only:
+            if (plain and got is None and label in listed_only
+                    and case not in required.get(label, {}).get(prog, ())):
                 cells.append("not run (listed only)")
                 continue
             ok, word, msg = judge_case(entry, label, got, control)
+            if not ok and label == "patched" and word_both:
+                word, msg = word_both, msg + note
             if not ok and verdict == "ok":
                 verdict = word
             want = expected(expect, prog, case, label)[0] if entry is not None else "none"
@@ -434,6 +460,8 @@ def judge(runs, expect, progs, labels, problems=None, listed_only=()):
                                          "pass" if ok else "fail", msg))
             if not ok:
                 problems.append(f"{prog}: {case} on {label}: {msg}")
+        if word_both and verdict != "ok":
+            verdict = word_both
         if plain and verdict == "ok":
             unlisted[prog] = unlisted.get(prog, 0) + 1
             continue
@@ -549,17 +577,61 @@ def install_kselftests(tree, root, targets, log=print, lean=True):
     return dest, time.monotonic() - start
 
 
-def tdc_subset(expect, progs, label, labels, listed=()):
-    """The environment that makes tc-testing.sh run only the tdc cases
-    expectations.json lists ("TDC_IDS='id ...' "), on the base kernel when
-    the patched one runs beside it, and on the kernels of listed: every other
-    case is one the series does not claim, and must pass on the patched
-    kernel; the others add nothing to that but minutes. "" everywhere else."""
+# The tc-testing categories each run takes (tc-testing.sh, @TDC_CATEGORIES@):
+# the test command's, the main command's ("all": the whole suite, as netdev
+# CI's tdc.sh runs it) and the stable trees' (run_matrix()'s default, with
+# the host's iproute2, measured so). The test command's: the qdiscs the
+# series changes (cake's cls_api callback included) and matchall, the
+# filter its cases add and delete, 175 cases. All of qdisc and filter (764)
+# take well over 20 min a kernel under TCG (pipeline.md), past its time.
+TDC_TEST_CATEGORIES = ("pfifo_fast", "fifo", "codel", "fq_codel", "sfq", "mq", "cake",
+                       "cake_mq", "matchall")
+TDC_ALL = ("all",)
+TDC_STABLE_CATEGORIES = ("pfifo_fast", "fifo", "codel", "fq_codel", "sfq", "mq")
+TDC_TESTS = "tools/testing/selftests/tc-testing/tc-tests"
+
+
+def tdc_tree_ids(tree, categories=TDC_ALL):
+    """The ids of the tree's tc-testing cases that tdc runs for categories
+    (a case with any of them, as tdc -c selects; TDC_ALL: every case)."""
+    ids = set()
+    for f in sorted((Path(tree) / TDC_TESTS).rglob("*.json")):
+        for case in json.loads(f.read_text()):
+            if tuple(categories) == TDC_ALL or set(case.get("category", [])) & set(categories):
+                ids.add(case["id"])
+    return ids
+
+
+def tdc_expect(expect, progs, tree, categories):
+    """(expect, {program: ids}): expect without the listed tdc cases of the
+    tree's other categories (tdc does not run them), and the tree's ids of
+    categories, which every kernel that runs them all must report. A listed
+    case the tree does not have stays, so its absence is seen."""
+    every, run = tdc_tree_ids(tree), tdc_tree_ids(tree, categories)
+    out = dict(expect)
+    for prog, kind in progs:
+        if kind == "tdc" and prog in out:
+            out[prog] = {c: e for c, e in out[prog].items() if c in run or c not in every}
+    return out, {prog: run for prog, kind in progs if kind == "tdc"}
+
+
+def tdc_subset(expect, progs, label, labels, failing=(), listed=()):
+    """The environment that makes tc-testing.sh run only some tdc cases
+    ("TDC_IDS='id ...' "), on the base kernel when the patched one runs
+    beside it, and on the kernels of listed: those expectations.json lists
+    and those that failed on the patched kernel (failing), run there first.
+    Every other case passed on the patched kernel; the others add nothing to
+    that but minutes. "" everywhere else."""
     if label not in listed and (label != "base" or "patched" not in labels):
         return ""
     ids = sorted({case for prog, kind in progs if kind == "tdc"
-                  for case in expect.get(prog, {})})
+                  for case in expect.get(prog, {})} | set(failing))
     return f"TDC_IDS='{' '.join(ids)}' " if ids else ""
+
+
+def tdc_failing(run):
+    """The ids of the cases of a tdc ProgramRun that did not pass."""
+    return {case for case, res in run.ktap.results if res.status != "pass"} if run else set()
 
 
 def unfinished(shared_dir, progs, tree="", tests=None):
@@ -579,7 +651,8 @@ def unfinished(shared_dir, progs, tree="", tests=None):
 
 def run_matrix(kernels, outdir, bindir=CXX_BUILD, tree="", timeout=1800, log=print,
                expect=None, progs=None, churn_seconds=20, before=None, after=None,
-               ksft_root=None, tdc_listed=()):
+               ksft_root=None, tdc_categories=TDC_STABLE_CATEGORIES, tdc_base_all=False,
+               iproute2=None, tdc_timeout=900, tdc_listed=()):
     """kernels: {label: build_dir}. Boots each, runs the programs and judges
     them (expect, progs: expectations.json and programs.txt unless given).
     With kselftest programs among them, the tree's selftests are installed
@@ -589,8 +662,15 @@ def run_matrix(kernels, outdir, bindir=CXX_BUILD, tree="", timeout=1800, log=pri
     programs. before, after: functions of a kernel's results directory giving a shell
     command the VM runs before and after the programs (the debug kernels'
     fault injection and instrument dump); the VM's exit status stays
-    run-in-vm.sh's. tdc_listed: the labels whose tdc runs only the listed
-    cases (tdc_subset()). Returns an MatrixVerdict with cases and matrix."""
+    run-in-vm.sh's. Returns an MatrixVerdict with cases and matrix.
+    tdc_categories: the tc-testing categories run (TDC_ALL: the whole suite);
+    every tree case of them must be reported (tdc_expect()). The base kernel
+    beside the patched one runs them all with tdc_base_all, else only the
+    listed cases and those that failed on the patched kernel, which then
+    runs first (tdc_subset()). iproute2: the directory of the ip and tc
+    tc-testing runs (TDC_IPROUTE2), None for the host's; tdc_timeout: its
+    limit in seconds (run-in-vm.sh's TDC_TIMEOUT). tdc_listed: the labels
+    whose tdc runs only the listed cases, whatever runs beside them."""
     expect = load_expectations() if expect is None else expect
     # Programs given: the VM runs only those.
     only = f" --only={','.join(p for p, _ in progs)}" if progs is not None else ""
@@ -603,18 +683,34 @@ def run_matrix(kernels, outdir, bindir=CXX_BUILD, tree="", timeout=1800, log=pri
         install_note = f"\nselftests installed ({' '.join(targets)}) in {secs:.0f} s: {ksft}"
         log(install_note.strip())
     runs, boot_cases, problems, listed_only = {}, [], [], []
+    required, tdc_env = {}, ""
+    if any(kind == "tdc" for _, kind in progs):
+        tdc_env = f"TDC_CATEGORIES='{' '.join(tdc_categories)}' TDC_TIMEOUT={int(tdc_timeout)} "
+        tdc_env += f"TDC_IPROUTE2={iproute2} " if iproute2 else ""
+        if tree:
+            expect, tdc_ids = tdc_expect(expect, progs, tree, tdc_categories)
+            required = {label: tdc_ids for label in kernels}
     # The results say which commit of the project made them
     # (ci/tests/test_results_fresh.py reads it from copies kept in Documentation/).
     write_source_stamp(outdir)
-    for label, build in kernels.items():
+    order = list(kernels)
+    if tdc_env and not tdc_base_all and "base" in kernels and "patched" in kernels:
+        order.sort(key=lambda label: label != "patched")  # the base reruns its failures
+    for label in order:
+        build = kernels[label]
         shared_dir = Path(outdir) / label
         log(f"  booting the {label} kernel (TCG) and running {len(progs)} program(s)")
-        subset = tdc_subset(expect, progs, label, list(kernels), tdc_listed)
+        failing = {c for p, k in progs if k == "tdc"
+                   for c in tdc_failing(runs.get("patched", {}).get(p))}
+        subset = "" if tdc_base_all else tdc_subset(expect, progs, label, list(kernels),
+                                                    failing, tdc_listed)
         if subset:
             listed_only.append(label)
+            asked = set(subset.split("'")[1].split())
+            required[label] = {p: asked for p, k in progs if k == "tdc"}
         # Nothing of an earlier run is read as this one's.
         shutil.rmtree(shared_dir, ignore_errors=True)
-        cmd = (f"{subset}SELFTEST_KERNEL={selftest_kernel(label)} "
+        cmd = (f"{subset}{tdc_env}SELFTEST_KERNEL={selftest_kernel(label)} "
                f"CHURN_SECONDS={int(churn_seconds)} "
                f"bash {ROOT}/selftests/run-in-vm.sh {shared_dir} {bindir} {tree}{only}"
                + (f" --kselftests={ksft}" if ksft else ""))
@@ -645,7 +741,7 @@ def run_matrix(kernels, outdir, bindir=CXX_BUILD, tree="", timeout=1800, log=pri
         # fails as such); after a stopped one, those that finished.
         runs[label] = {p: read_program(shared_dir, p, k, tree, tests.get(p, ""))
                        for p, k in progs if complete or (shared_dir / f"{p}.rc").is_file()}
-    out = judge(runs, expect, progs, list(kernels), problems, listed_only)
+    out = judge(runs, expect, progs, list(kernels), problems, listed_only, required)
     out.cases = boot_cases + out.cases
     out.matrix += install_note
     return out

@@ -95,7 +95,41 @@ install_sparse() {
 	rm -rf "$dl"
 	sparse_ok || die "$SPARSE_SOURCE built, but $SPARSE_DIR/bin/sparse is missing"
 }
-if [ ${#missing[@]} -eq 0 ] && [ ${#private[@]} -eq 0 ] && ruff_ok && sparse_ok; then
+# iproute2: tc-testing of the 7.3 tree needs the tc of its own version
+# (cake_mq, dualpi2, ...); Debian 12's 6.1 fails those cases in setup. sid's
+# 7.3.0 binary needs glibc 2.38 and the archive serves no source of it, so it
+# runs with sid's glibc through that glibc's own loader (bin/ip, bin/tc), its
+# other libraries (same sonames) the host's. Unpacked into the cache; the
+# host's iproute2 stays. common/tools.py iproute2_bin() finds it (version:
+# lib/iproute2.version).
+IPROUTE2_VERSION=$(cat "$here/lib/iproute2.version")
+GLIBC_VERSION=2.43-7
+IPROUTE2_DIR=$PROJECT_CACHE/tools/iproute2-$IPROUTE2_VERSION
+iproute2_ok() { "$IPROUTE2_DIR/bin/tc" -V 2>/dev/null | grep -qF "iproute2-${IPROUTE2_VERSION%-*}"; }
+install_iproute2() {
+	iproute2_ok && return 0
+	log "unpacking iproute2 $IPROUTE2_VERSION and glibc $GLIBC_VERSION (sid) into $IPROUTE2_DIR"
+	apt_private_update
+	local dl root lib tool
+	dl=$(mktemp -d)
+	(cd "$dl" && apt_private -q download "iproute2=$IPROUTE2_VERSION" "libc6=$GLIBC_VERSION" >&2) ||
+		die "apt-get download iproute2=$IPROUTE2_VERSION libc6=$GLIBC_VERSION failed (gone from $APT_PRIVATE_SUITES?)"
+	rm -rf "$IPROUTE2_DIR"
+	root=$IPROUTE2_DIR/root lib=$IPROUTE2_DIR/root/usr/lib/x86_64-linux-gnu
+	mkdir -p "$root" "$IPROUTE2_DIR/bin"
+	for deb in "$dl"/*.deb; do dpkg-deb -x "$deb" "$root" || die "dpkg-deb -x $deb failed"; done
+	rm -rf "$dl"
+	for tool in ip tc; do
+		cat > "$IPROUTE2_DIR/bin/$tool" <<WRAP
+#!/bin/sh
+# iproute2 $IPROUTE2_VERSION (Debian sid) on glibc $GLIBC_VERSION: ci/setup-host.sh
+TC_LIB_DIR=$lib/tc exec $lib/ld-linux-x86-64.so.2 --argv0 $tool --library-path $lib:/usr/lib/x86_64-linux-gnu:/lib/x86_64-linux-gnu $root/usr/sbin/$tool "\$@"
+WRAP
+		chmod 755 "$IPROUTE2_DIR/bin/$tool"
+	done
+	iproute2_ok || die "iproute2 $IPROUTE2_VERSION unpacked, but $IPROUTE2_DIR/bin/tc -V does not run: $("$IPROUTE2_DIR/bin/tc" -V 2>&1 | head -n 3)"
+}
+if [ ${#missing[@]} -eq 0 ] && [ ${#private[@]} -eq 0 ] && ruff_ok && sparse_ok && iproute2_ok; then
 	log "host packages: all present"
 	exit 0
 fi
@@ -119,4 +153,5 @@ if [ ${#private[@]} -gt 0 ]; then
 fi
 install_ruff
 install_sparse
+install_iproute2
 log "host packages: ready"

@@ -67,6 +67,7 @@ while read -r name kind cmd; do
 	cmd=${cmd//@KSFT@/$ksft}
 	cmd=${cmd//@SELFTESTS@/$here}
 	cmd=${cmd//@CHURN_SECONDS@/${CHURN_SECONDS:-20}}
+	cmd=${cmd//@TDC_CATEGORIES@/${TDC_CATEGORIES:-all}}
 	echo "### running $name: $cmd"
 	start=$SECONDS
 	limit=900
@@ -75,6 +76,8 @@ while read -r name kind cmd; do
 		# its veth in /proc/1/ns/net, where it then looks for it: it runs
 		# in the initial namespaces.
 		run=(bash -c "$cmd")
+		# The whole suite takes longer: the host gives its limit.
+		limit=${TDC_TIMEOUT:-900}
 	else
 		run=(unshare --net --mount -- bash -c "$in_netns" _ "$cmd")
 	fi

@@ -206,7 +206,7 @@ class NoCallbackKernelTest(unittest.TestCase):
     NET = pipeline_boot.NET_KERNEL
 
     def run_stage(self, ok_by_label, apply_code=0, build_fails=(),
-                  nets=("net/qdisc-bypass",)):
+                  nets=("net/qdisc-bypass",), mode="test", kws=None):
         calls, builds, shell = [], [], []
         checkouts = []
         ok_by_label = {self.NET: True, **ok_by_label}
@@ -219,6 +219,8 @@ class NoCallbackKernelTest(unittest.TestCase):
         def fake_matrix(kernels, outdir, **kw):
             label = list(kernels)[0]
             calls.append((list(kernels), kw.get("progs")))
+            if kws is not None:
+                kws.append(kw)
             return types.SimpleNamespace(
                 ok=ok_by_label[label], summary=f"{label} summary", matrix="",
                 cases=[report.Case(f"vm.{label}", "boot and run", "pass")])
@@ -234,12 +236,13 @@ class NoCallbackKernelTest(unittest.TestCase):
             return ""
 
         with tempfile.TemporaryDirectory() as tmp:
-            p = pipeline.Pipeline("test", tmp)
+            p = pipeline.Pipeline(mode, tmp)
             p.tip_commit, p.ws, p.series_tree = "abc", Path(tmp) / "ws", Path(tmp) / "src"
             p.applied = [(types.SimpleNamespace(name=n), None, None)
                          for n in (*nets, "net-next/qdisc-bypass", "net-next/qdisc-bypass")]
             stage = pipeline.Stage("vm")
             with mock.patch.object(selftests_run, "run_matrix", fake_matrix), \
+                    mock.patch.object(pipeline_boot, "iproute2_bin", lambda: Path("/ip2/bin")), \
                     mock.patch.object(pipeline_boot, "git_run", fake_git_run), \
                     mock.patch.object(pipeline_boot, "git", fake_git), \
                     mock.patch.object(pipeline.Pipeline, "checkout",
@@ -306,6 +309,18 @@ class NoCallbackKernelTest(unittest.TestCase):
                     if entry.get("base", "pass") != entry.get("patched", "pass")
                     and self.NET not in entry]
         self.assertEqual(unstated, [])
+
+    def test_tc_testing_per_command(self):
+        """The main command runs the whole tc-testing suite on both kernels,
+        the test command its categories (the base only reruns), both with
+        the kernel's iproute2."""
+        for mode, cats, base_all in (("main", selftests_run.TDC_ALL, True),
+                                     ("test", selftests_run.TDC_TEST_CATEGORIES, False)):
+            kws = []
+            self.run_stage({"base": True, pipeline_boot.NO_CALLBACK: True}, mode=mode, kws=kws)
+            with self.subTest(mode=mode):
+                self.assertEqual((kws[0]["tdc_categories"], kws[0]["tdc_base_all"],
+                                  kws[0]["iproute2"]), (cats, base_all, Path("/ip2/bin")))
 
     def test_negative_kernel_failing_fails_the_stage(self):
         _, _, builds, _, failed = self.run_stage({"base": True, pipeline_boot.NO_CALLBACK: False})

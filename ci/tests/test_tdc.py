@@ -6,11 +6,17 @@ cases skipped).
 Each crafted run below is one the old peer rule ("what passes on base
 passes on patched") accepted."""
 
+import json
+import re
+import subprocess
+import tempfile
 import unittest
 from pathlib import Path
+from unittest import mock
 
 from ci import ktap_parse
 from ci import selftests_run
+from ci import vm
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -72,6 +78,21 @@ class ParseTdcTest(unittest.TestCase):
                          ("skip", "no netdevsim"))
         self.assertEqual(k.problems, ["983a: Expected test number 2 but found 3"])
 
+    def test_several_runs_are_one(self):
+        text = ("### tdc run: qdiscs/fq_codel.json\n" + tap(ok(1, "24f9"), ok(2, "d351"))
+                + "### tdc run: qdiscs/fq_codel.json exit 0\n"
+                + "### tdc run: qdiscs/cake.json\n" + HEAD + "Traceback (most recent call last):\n"
+                + "### tdc run: qdiscs/cake.json exit 1\n"
+                + "### tdc run: filters/u32.json\n" + tap(failed(1, "82d9", "exited 2"))
+                + "### tdc run: filters/u32.json exit 1\n")
+        k = ktap_parse.parse_tdc(text)
+        self.assertEqual(k.plan, 3)
+        self.assertEqual([(n, r.status) for n, r in k.results],
+                         [("24f9", "pass"), ("d351", "pass"), ("82d9", "fail")])
+        self.assertEqual(k.problems, ["qdiscs/cake.json: tdc exited 1 before its results"])
+        # The next run's progress is no case's diagnostics.
+        self.assertNotIn("Sent 5 packets.", k.cases["d351"].diag)
+
     def test_no_plan_no_results(self):
         k = ktap_parse.parse_tdc(HEAD + ok(1, "24f9"))
         self.assertEqual((k.plan, k.results), (None, []))
@@ -117,7 +138,8 @@ class JudgeTdcTest(unittest.TestCase):
     def test_other_case_skipped_on_patched(self):
         bad = dict(GOOD, patched=(0, tap(ok(1, "24f9"), ok(2, "d351"), skipped(3, "82d9"))))
         self.assertEqual(judge(bad).problems, [
-            "tc-testing: 82d9 on patched: got skip, expected pass [no netdevsim]"])
+            "tc-testing: 82d9 on patched: got skip, expected pass [no netdevsim] "
+            "(a regression: it passes on base)"])
 
     def test_all_skipped(self):
         bad = dict(GOOD, patched=(0, tap(skipped(1, "24f9"), skipped(2, "d351"),
@@ -159,7 +181,11 @@ class ExpectationsTdcTest(unittest.TestCase):
     pass on patched; any other case listed fails on both kernels alike, for
     the VM, with what it shows (ENVIRONMENT)."""
 
-    ENVIRONMENT = {"82d9", "c797"}
+    # 82d9, c797: TCG's timing; 2334, e939: no action-ebpf object; the
+    # flower cases: skipped without a physical NIC.
+    ENVIRONMENT = {"82d9", "c797", "2334", "e939",
+                   "e41d", "6f52", "c9da", "14be", "0c44", "ab62", "6e8f", "2ff3", "d052",
+                   "4cbd", "7c65", "d45e"}
 
     def test_the_series_cases_are_listed(self):
         patch = next((ROOT / "patches/net-next/qdisc-bypass").glob("*-selftests-tc-testing-*"))
@@ -177,10 +203,6 @@ class ExpectationsTdcTest(unittest.TestCase):
                 else:
                     self.assertEqual(entry["patched"], "pass")
                     self.assertIn("the series' case", entry["why"])
-
-
-if __name__ == "__main__":
-    unittest.main()
 
 
 class ListedOnlyOnBaseTest(unittest.TestCase):
@@ -218,3 +240,270 @@ class ListedOnlyOnBaseTest(unittest.TestCase):
         out = self.judge(bad)
         self.assertFalse(out.ok)
         self.assertTrue(any("d351 on base" in p for p in out.problems), out.problems)
+
+
+def setup_failed(n, tid):
+    return (f"not ok {n} {tid} - a case\n\tsetup failed: Command exited with 2\n")
+
+
+def not_run(n, tid, after):
+    return f"ok {n} {tid} - a case # skipped - skipped - previous setup failed {n - 1} {after}\n"
+
+
+class WholeRunTest(unittest.TestCase):
+    """The judging of tc-testing's whole categories: a case tdc never ran
+    after a failed setup fails, every case the tree has in the categories
+    run must be reported, and a failure on the patched kernel is a
+    regression when the base passes it, listed with its reason when both
+    fail."""
+
+    def test_skipped_after_a_failed_setup_fails(self):
+        bad = dict(GOOD, patched=(1, tap(ok(1, "24f9"), setup_failed(2, "d351"),
+                                         not_run(3, "82d9", "d351"))))
+        out = judge(bad)
+        self.assertFalse(out.ok)
+        text = "\n".join(out.problems)
+        self.assertIn('tc-testing on patched: 1 case(s) never ran: tdc reported them "ok # '
+                      'skipped" after the setup of case d351 failed (82d9)', text)
+        self.assertIn("tc-testing: 82d9 on patched: got fail, expected pass", text)
+
+    def test_skipped_after_a_failed_setup_fails_even_if_listed(self):
+        # An entry cannot make a case that never ran count: the run fails.
+        listed = {"tc-testing": dict(EXPECT["tc-testing"], **{"82d9": {
+            "base": "fail", "patched": "fail", "why": "both: crafted",
+            "shows": {"base": {"skip": "previous setup failed"},
+                      "patched": {"skip": "previous setup failed"}}}})}
+        runs = {label: (1, tap(ok(1, "24f9"), setup_failed(2, "d351"), not_run(3, "82d9", "d351")))
+                for label in LABELS}
+        out = judge(runs, listed)
+        self.assertFalse(out.ok)
+        self.assertTrue(any("never ran: tdc reported them" in p for p in out.problems),
+                        out.problems)
+
+    def test_missing_tree_case_fails(self):
+        out = selftests_run.judge(
+            {label: {"tc-testing": selftests_run.ProgramRun("tdc", rc, ktap_parse.parse_tdc(t))}
+             for label, (rc, t) in GOOD.items()},
+            EXPECT, PROGS, LABELS,
+            required={label: {"tc-testing": {"24f9", "d351", "82d9", "f00d"}}
+                      for label in LABELS})
+        self.assertFalse(out.ok)
+        self.assertIn("tc-testing: f00d on patched: never ran, expected pass", out.problems)
+
+    def test_regression(self):
+        bad = dict(GOOD, patched=(1, tap(ok(1, "24f9"), ok(2, "d351"),
+                                         failed(3, "82d9", "Value doesn't match: qlen"))))
+        out = judge(bad)
+        self.assertFalse(out.ok)
+        self.assertEqual(len(out.problems), 1)
+        self.assertIn("82d9 on patched: got fail, expected pass", out.problems[0])
+        self.assertTrue(out.problems[0].endswith("(a regression: it passes on base)"))
+        self.assertRegex(out.matrix, r"tc-testing: 82d9 .*REGRESSION")
+
+    def test_failure_on_both_listed_with_its_reason_passes(self):
+        listed = {"tc-testing": dict(EXPECT["tc-testing"], **{"82d9": {
+            "base": "fail", "patched": "fail", "why": "both: the VM's qlen",
+            "shows": {"base": {"counter": "qlen"}, "patched": {"counter": "qlen"}}}})}
+        runs = {label: (1, tap(ok(1, "24f9"),
+                               failed(2, "d351", D351_BASE) if label == "base" else ok(2, "d351"),
+                               failed(3, "82d9", "Value doesn't match: qlen")))
+                for label in LABELS}
+        out = judge(runs, listed)
+        self.assertTrue(out.ok, out.problems)
+
+    def test_unlisted_failure_on_both_fails(self):
+        runs = {label: (1, tap(ok(1, "24f9"),
+                               failed(2, "d351", D351_BASE) if label == "base" else ok(2, "d351"),
+                               failed(3, "82d9", "Value doesn't match: qlen")))
+                for label in LABELS}
+        out = judge(runs)
+        self.assertFalse(out.ok)
+        mine = [p for p in out.problems if "82d9 on patched" in p]
+        self.assertEqual(len(mine), 1, out.problems)
+        self.assertTrue(mine[0].startswith("tc-testing: 82d9 on patched: got fail, expected pass"))
+        self.assertTrue(mine[0].endswith(
+            "(it fails on base too: list it in expectations.json with its reason)"), mine[0])
+        self.assertRegex(out.matrix, r"tc-testing: 82d9 .*UNLISTED")
+
+
+def write_tree(root, cases):
+    """A kernel tree holding tc-testing cases {file: [(id, [category...])]}."""
+    for name, items in cases.items():
+        f = Path(root) / selftests_run.TDC_TESTS / name
+        f.parent.mkdir(parents=True, exist_ok=True)
+        f.write_text(json.dumps([{"id": tid, "name": "a case", "category": cats}
+                                 for tid, cats in items]))
+
+
+class RunMatrixTdcTest(unittest.TestCase):
+    """run_matrix() with the VM replaced: the categories' tree cases are
+    required of the patched kernel, which runs first; the base kernel reruns
+    the listed cases and those that failed on patched."""
+
+    TREE = {"qdiscs/fq_codel.json": [("24f9", ["qdisc", "fq_codel"]),
+                                     ("d351", ["qdisc", "fq_codel"]),
+                                     ("82d9", ["qdisc", "codel"])],
+            "filters/basic.json": [("f00d", ["filter", "basic"])],
+            "actions/gact.json": [("a001", ["actions", "gact"]), ("c797", ["actions"])]}
+
+    def run_matrix(self, outputs, categories=("qdisc", "filter"), base_all=False):
+        """outputs: {label: function of the TDC_IDS asked (None: the
+        categories) giving (rc, TAP)}."""
+        commands = []
+
+        def fake_run_vm(build, command, rwdir, timeout, log_path):
+            label = Path(build).name
+            commands.append((label, command))
+            m = re.search(r"TDC_IDS='([^']*)'", command)
+            rc, text = outputs[label](m[1].split() if m else None)
+            Path(rwdir).mkdir(parents=True, exist_ok=True)
+            (Path(rwdir) / "tc-testing.rc").write_text(f"{rc}\n")
+            (Path(rwdir) / "tc-testing.ktap").write_text(text)
+            (Path(rwdir) / "complete").write_text("done\n")
+            return vm.VmResult(kernel=str(build), command=command, exit_code=0,
+                               timed_out=False, seconds=1.0, log_path=str(log_path))
+
+        with tempfile.TemporaryDirectory() as tmp, \
+                mock.patch.object(selftests_run.vm, "run_vm", fake_run_vm):
+            write_tree(Path(tmp) / "tree", self.TREE)
+            expect = {"tc-testing": dict(EXPECT["tc-testing"], c797={
+                "base": "fail", "patched": "fail", "why": "both: exits 2",
+                "shows": {k: {"extack": "exited with 2"} for k in LABELS}})}
+            out = selftests_run.run_matrix(
+                {label: Path(tmp) / label for label in LABELS}, Path(tmp) / "out",
+                bindir="/nonexistent", tree=str(Path(tmp) / "tree"), log=lambda *_: None,
+                expect=expect, progs=PROGS, tdc_categories=categories, tdc_base_all=base_all,
+                iproute2="/ip2/bin")
+        return out, commands
+
+    def test_tree_ids_of_the_categories(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            write_tree(tmp, self.TREE)
+            self.assertEqual(selftests_run.tdc_tree_ids(tmp, ("qdisc", "filter")),
+                             {"24f9", "d351", "82d9", "f00d"})
+            self.assertEqual(selftests_run.tdc_tree_ids(tmp, ("codel",)), {"82d9"})
+            self.assertEqual(len(selftests_run.tdc_tree_ids(tmp)), 6)
+
+    PATCHED = (0, tap(ok(1, "24f9"), ok(2, "d351"), ok(3, "82d9"), ok(4, "f00d")))
+
+    def base(self, ids):
+        """The base kernel's run of ids: d351 fails as listed, the rest pass."""
+        return (1, tap(*[failed(n, t, D351_BASE) if t == "d351" else ok(n, t)
+                         for n, t in enumerate(ids or [], 1)]))
+
+    def test_patched_first_base_reruns_listed(self):
+        out, commands = self.run_matrix({"patched": lambda ids: self.PATCHED,
+                                         "base": self.base})
+        self.assertTrue(out.ok, out.problems)
+        self.assertEqual([label for label, _ in commands], ["patched", "base"])
+        self.assertIn("TDC_CATEGORIES='qdisc filter'", commands[0][1])
+        self.assertIn("TDC_IPROUTE2=/ip2/bin", commands[0][1])
+        self.assertNotIn("TDC_IDS", commands[0][1])
+        # c797 is listed but of a category not run: not asked for.
+        self.assertIn("TDC_IDS='24f9 d351' ", commands[1][1])
+
+    def test_patched_tap_lacking_a_tree_case_fails(self):
+        short = (0, tap(ok(1, "24f9"), ok(2, "d351"), ok(3, "82d9")))
+        out, _ = self.run_matrix({"patched": lambda ids: short, "base": self.base})
+        self.assertFalse(out.ok)
+        self.assertIn("tc-testing: f00d on patched: never ran, expected pass", out.problems)
+
+    def test_failure_on_patched_rerun_on_base_is_a_regression(self):
+        bad = (1, tap(ok(1, "24f9"), ok(2, "d351"), ok(3, "82d9"),
+                      failed(4, "f00d", "Command exited with 2")))
+        out, commands = self.run_matrix({"patched": lambda ids: bad, "base": self.base})
+        self.assertIn("TDC_IDS='24f9 d351 f00d' ", commands[1][1])
+        self.assertFalse(out.ok)
+        self.assertEqual(len(out.problems), 1, out.problems)
+        self.assertIn("(a regression: it passes on base)", out.problems[0])
+
+    def test_rerun_case_missing_on_base_fails(self):
+        bad = (1, tap(ok(1, "24f9"), ok(2, "d351"), ok(3, "82d9"),
+                      failed(4, "f00d", "Command exited with 2")))
+        out, _ = self.run_matrix({"patched": lambda ids: bad,
+                                  "base": lambda ids: self.base([i for i in ids if i != "f00d"])})
+        self.assertFalse(out.ok)
+        self.assertIn("tc-testing: f00d on base: never ran, expected pass", out.problems)
+
+    def test_main_runs_the_whole_suite_on_both(self):
+        every = (1, tap(ok(1, "24f9"), ok(2, "d351"), ok(3, "82d9"), ok(4, "f00d"),
+                        ok(5, "a001"), failed(6, "c797", "Command exited with 2")))
+        base_every = (1, tap(ok(1, "24f9"), failed(2, "d351", D351_BASE), ok(3, "82d9"),
+                             ok(4, "f00d"), ok(5, "a001"),
+                             failed(6, "c797", "Command exited with 2")))
+        out, commands = self.run_matrix({"patched": lambda ids: every,
+                                         "base": lambda ids: base_every},
+                                        categories=selftests_run.TDC_ALL, base_all=True)
+        self.assertEqual([label for label, _ in commands], ["base", "patched"])
+        self.assertFalse(any("TDC_IDS" in c for _, c in commands))
+        self.assertIn("TDC_CATEGORIES='all'", commands[0][1])
+        self.assertTrue(out.ok, out.problems)
+
+
+FAKE_TDC = '''import sys, time
+args = sys.argv[1:]
+f = args[args.index("-f") + 1]
+ids = args[args.index("-e") + 1:]
+if "crash" in f:
+    sys.exit("Traceback: NetlinkError (34)")
+if "hang" in f:
+    time.sleep(30)
+print("considering the cases")
+print("1..%d" % len(ids))
+for n, i in enumerate(ids, 1):
+    print(("not ok" if i == "bad1" else "ok") + " %d %s - a case" % (n, i))
+sys.exit(1 if "bad1" in ids else 0)
+'''
+
+
+class TcTestingScriptTest(unittest.TestCase):
+    """selftests/tc-testing.sh on a scratch tree whose tdc.py prints the
+    ids it is given: one run per file, the categories' cases or TDC_IDS,
+    and a file whose run crashes or hangs costs that file only."""
+
+    def run_script(self, files, *cats, env=None):
+        with tempfile.TemporaryDirectory() as tmp:
+            write_tree(Path(tmp) / "tree", files)
+            tdc = Path(tmp) / "tree/tools/testing/selftests/tc-testing"
+            (tdc / "tdc.py").write_text(FAKE_TDC)
+            fake = Path(tmp) / "bin"
+            fake.mkdir()
+            (fake / "modprobe").write_text("#!/bin/sh\nexit 0\n")
+            (fake / "modprobe").chmod(0o755)
+            res = subprocess.run(
+                ["bash", str(ROOT / "selftests/tc-testing.sh"), str(Path(tmp) / "tree"), *cats],
+                env={"PATH": f"{fake}:/usr/bin:/bin", **(env or {})},
+                capture_output=True, text=True, timeout=60)
+        return res.returncode, ktap_parse.parse_tdc(res.stdout), res.stdout
+
+    FILES = {"qdiscs/a.json": [("aaa1", ["qdisc", "fq_codel"]), ("aaa2", ["qdisc", "sfq"])],
+             "filters/b.json": [("bad1", ["filter"]), ("bbb2", ["filter"])],
+             "actions/c.json": [("ccc1", ["actions"])]}
+
+    def test_categories_one_run_per_file(self):
+        rc, k, out = self.run_script(self.FILES, "qdisc", "filter")
+        self.assertEqual(rc, 1)
+        self.assertEqual(k.plan, 4)
+        self.assertEqual(sorted(k.cases), ["aaa1", "aaa2", "bad1", "bbb2"])
+        self.assertEqual(k.cases["bad1"].status, "fail")
+        self.assertEqual(out.count("### tdc run: ") // 2, 2)
+
+    def test_all_and_ids(self):
+        self.assertEqual(len(self.run_script(self.FILES, "all")[1].results), 5)
+        rc, k, _ = self.run_script(self.FILES, "qdisc", env={"TDC_IDS": "aaa2 ccc1"})
+        self.assertEqual((rc, sorted(k.cases)), (0, ["aaa2", "ccc1"]))
+
+    def test_crashed_and_hung_files_cost_only_themselves(self):
+        files = {"qdiscs/crash.json": [("ddd1", ["qdisc"])],
+                 "qdiscs/hang.json": [("eee1", ["qdisc"])],
+                 "qdiscs/z.json": [("fff1", ["qdisc"])]}
+        rc, k, _ = self.run_script(files, "qdisc", env={"TDC_FILE_TIMEOUT": "2"})
+        self.assertEqual(rc, 1)
+        self.assertEqual(sorted(k.cases), ["fff1"])
+        self.assertEqual(k.problems, [
+            "tc-tests/qdiscs/crash.json: tdc exited 1 before its results",
+            "tc-tests/qdiscs/hang.json: tdc exited 124 before its results"])
+
+
+if __name__ == "__main__":
+    unittest.main()
