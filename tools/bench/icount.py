@@ -28,6 +28,7 @@ from tools.bench.bench_config import ICOUNT_GUARDS, ICOUNT_MIN_RUNS
 
 GUEST = Path(__file__).resolve().parent / "icount-guest.sh"
 QEMU_OPTS = "-icount shift=0,sleep=off"
+COUNT = 20000  # packets per run
 SCENARIOS = {
     "q2_start_xmit": "2 TX queues, pktgen start_xmit on queue 0: the driver's transmit alone",
     "q2_noqueue": "2 TX queues, default root (noqueue), pktgen queue_xmit",
@@ -188,7 +189,7 @@ def guard_lines(guards: list[dict]) -> list[str]:
     return lines + [""]
 
 
-def run(kernels: dict, out: Path, count: int = 20000, reps: int = 3, boots: int = 2,
+def run(kernels: dict, out: Path, count: int = COUNT, reps: int = 3, boots: int = 2,
         scenarios=tuple(SCENARIOS), log=print, timeout: int = 900) -> dict:
     """kernels: {label: (build dir, dummy.ko or None)}. Writes icount.json
     (rows, guards, runs), icount.md and the source stamp (source.json) into
@@ -250,7 +251,7 @@ def main(argv=None) -> int:
                          "from drivers/net/dummy.c at REV of the git tree TREE, PATCH applied "
                          "(into OUT/modules/LABEL)")
     ap.add_argument("--out", default="results/icount")
-    ap.add_argument("--count", type=int, default=20000)
+    ap.add_argument("--count", type=int, default=COUNT)
     ap.add_argument("--reps", type=int, default=3)
     ap.add_argument("--boots", type=int, default=2)
     ap.add_argument("--scenarios", type=lambda s: s.split(","), default=list(SCENARIOS))
