@@ -216,25 +216,27 @@ def build_dummy_module(build: str | Path, tree: str | Path, rev: str, dest: Path
     shutil.rmtree(dest, ignore_errors=True)
     dest.mkdir(parents=True)
     (dest / "Kbuild").write_text("obj-m := dummy.o\n")
-    steps = [(["git", "-C", str(tree), "show", f"{rev}:drivers/net/dummy.c"], dest / "dummy.c")]
-    if patch:
-        steps.append((["patch", "-p3", "-i", str(Path(patch).resolve())], None))
-    steps.append((["make", "-C", str(Path(build).resolve()), f"M={dest.resolve()}",
-                   "CC=ccache gcc", "modules"], None))
-    log = open(log_path or dest / "build.log", "w")
-    with log:
-        for cmd, to in steps:
+    logfile: Path = log_path or dest / "build.log"
+    logfile.write_text("")
+
+    def step(cmd: list[str], to: Path | None = None) -> None:
+        with open(logfile, "a") as log:
             log.write("$ " + " ".join(cmd) + "\n")
             log.flush()
-            res = subprocess.run(cmd, cwd=dest, text=True, stdout=subprocess.PIPE,
-                                 stderr=log if to else subprocess.STDOUT)
             if to:
-                to.write_text(res.stdout)
+                with open(to, "w") as out:
+                    code = subprocess.run(cmd, cwd=dest, stdout=out, stderr=log).returncode
             else:
-                log.write(res.stdout)
-            if res.returncode:
-                raise RuntimeError(f"dummy module for {dest.name}: {cmd[0]} exited "
-                                   f"{res.returncode} (see {log.name})")
+                code = subprocess.run(cmd, cwd=dest, stdout=log, stderr=log).returncode
+        if code:
+            raise RuntimeError(f"dummy module for {dest.name}: {cmd[0]} exited {code} "
+                               f"(see {logfile})")
+
+    step(["git", "-C", str(tree), "show", f"{rev}:drivers/net/dummy.c"], dest / "dummy.c")
+    if patch:
+        step(["patch", "-p3", "-i", str(Path(patch).resolve())])
+    step(["make", "-C", str(Path(build).resolve()), f"M={dest.resolve()}", "CC=ccache gcc",
+          "modules"])
     ko = dest / "dummy.ko"
     if not ko.is_file():
         raise RuntimeError(f"dummy module for {dest.name}: no {ko}")
