@@ -104,20 +104,23 @@ class BenchStages(TreeStages):
         full = self.mode == "main"
         out = self.results / "icount"
         self.checkout(self.series_tree, self.tip)
-        kernels = {"base": (self.base_build, None)}
+        kernels, modules = {"base": (self.base_build, None)}, {}
         try:
             if full:
                 for label, patch in (("lock", LOCK_VARIANT), ("atomic-ext", None)):
                     ko = icount.build_dummy_module(
-                        self.series_build, self.series_tree, self.tip, out / "modules" / label,
-                        patch, log_path=self.logfile(f"icount-module-{label}"))
+                        self.series_build, self.series_tree, self.tip,
+                        self.ws / "series/icount-modules" / label, patch,
+                        log_path=self.logfile(f"icount-module-{label}"))
                     kernels[label] = (self.series_build, str(ko))
+                    modules[label] = icount.module_note("the series", self.tip, patch and
+                                                        patch.relative_to(ROOT))
             kernels["patched"] = (self.series_build, None)
             scenarios = list(icount.SCENARIOS) if full else icount.guard_scenarios()
             boots = 2 if full else 1
             t0 = time.monotonic()
             data = icount.run(kernels, out, reps=ICOUNT_REPS, boots=boots, scenarios=scenarios,
-                              log=log)
+                              log=log, modules=modules)
         except RuntimeError as err:
             raise StageFailed(f"icount: {err}") from err
         log(f"  icount: {len(kernels)} kernels x {boots} boot(s) x {len(scenarios)} scenarios "

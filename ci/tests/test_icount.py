@@ -234,8 +234,9 @@ class DummyModuleTest(unittest.TestCase):
     def test_command_line_builds_the_module_then_boots(self):
         calls = []
 
-        def fake_run(kernels, out, *a):
-            calls.append(kernels)
+        def fake_run(kernels, out, *a, modules):
+            calls.append((kernels, modules))
+            self.assertIn("return 1;", Path(kernels["lock"][1]).read_text())
             raise RuntimeError("stop here")
         with mock.patch.object(icount, "run", fake_run), \
                 contextlib.redirect_stderr(io.StringIO()):
@@ -243,9 +244,14 @@ class DummyModuleTest(unittest.TestCase):
                                 "--dummy-module", f"lock={self.tree}@HEAD:{self.patch}",
                                 "--out", str(self.tmp / "out")])
         self.assertEqual(code, 1)
-        ko = self.tmp / "out/modules/lock/dummy.ko"
-        self.assertEqual(calls, [{"base": ("/b", None), "lock": (f"{self.tmp}/build", str(ko))}])
-        self.assertIn("return 1;", ko.read_text())
+        (kernels, modules), = calls
+        self.assertEqual(kernels["base"], ("/b", None))
+        self.assertEqual(kernels["lock"][0], f"{self.tmp}/build")
+        self.assertTrue(kernels["lock"][1].endswith("/lock/dummy.ko"))
+        # Built for the boots only, said in the record by where it came from.
+        self.assertFalse(Path(kernels["lock"][1]).exists())
+        self.assertEqual(modules, {"lock": f"dummy.c of {self.tree}@HEAD + {self.patch}, "
+                                           "built out of tree"})
         with self.assertRaises(SystemExit), contextlib.redirect_stderr(io.StringIO()):
             icount.main(["--kernel", "base=/b", "--dummy-module", "lock=/t@HEAD"])
 

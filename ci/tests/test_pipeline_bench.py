@@ -221,7 +221,7 @@ class IcountStageTest(unittest.TestCase):
         on every row; the patched kernel the record's plus patched_extra."""
         self.calls, self.builds, self.shell, self.modules = [], [], [], []
 
-        def fake_run(kernels, out, reps, boots, scenarios, log):
+        def fake_run(kernels, out, reps, boots, scenarios, log, modules):
             self.calls.append(("run", dict(kernels), reps, boots, list(scenarios)))
             runs = recorded_runs({"base": "base", "patched": "patched"})
             for boot in runs["patched"]:

@@ -189,15 +189,24 @@ def guard_lines(guards: list[dict]) -> list[str]:
     return lines + [""]
 
 
+def module_note(tree, rev: str, patch=None) -> str:
+    """What a dummy module built by build_dummy_module is, for the report."""
+    return f"dummy.c of {tree}@{rev}" + (f" + {patch}" if patch else "") + ", built out of tree"
+
+
 def run(kernels: dict, out: Path, count: int = COUNT, reps: int = 3, boots: int = 2,
-        scenarios=tuple(SCENARIOS), log=print, timeout: int = 900) -> dict:
-    """kernels: {label: (build dir, dummy.ko or None)}. Writes icount.json
-    (rows, guards, runs), icount.md and the source stamp (source.json) into
-    out; returns the data. Raises RuntimeError when a boot fails."""
+        scenarios=tuple(SCENARIOS), log=print, timeout: int = 900,
+        modules: dict | None = None) -> dict:
+    """kernels: {label: (build dir, dummy.ko or None)}; modules: {label: what
+    its dummy.ko is} (module_note), said instead of the module's path. Writes
+    icount.json (rows, guards, runs), icount.md and the source stamp
+    (source.json) into out; returns the data. Raises RuntimeError when a
+    boot fails."""
     runs = boot_runs(kernels, out, count, reps, boots, scenarios, log, timeout)
+    modules = modules or {}
     data = {"environment": {"count": count, "reps": reps, "boots": boots,
                             "qemu_opts": QEMU_OPTS, "source": source_stamp(),
-                            "kernels": {k: f"{b}" + (f" with {ko}" if ko else "")
+                            "kernels": {k: f"{b}" + (f" with {modules.get(k, ko)}" if ko else "")
                                         for k, (b, ko) in kernels.items()}},
             "scenarios": list(scenarios), "rows": summarize(runs, scenarios),
             "guards": judge(runs), "runs": runs}
@@ -250,8 +259,7 @@ def main(argv=None) -> int:
     ap.add_argument("--dummy-module", action="append", default=[],
                     metavar="LABEL=TREE@REV[:PATCH]",
                     help="build LABEL's dummy.ko out of tree against its build directory "
-                         "from drivers/net/dummy.c at REV of the git tree TREE, PATCH applied "
-                         "(into OUT/modules/LABEL)")
+                         "from drivers/net/dummy.c at REV of the git tree TREE, PATCH applied")
     ap.add_argument("--out", default="results/icount")
     ap.add_argument("--count", type=int, default=COUNT)
     ap.add_argument("--reps", type=int, default=3)
@@ -281,11 +289,14 @@ def main(argv=None) -> int:
         ap.error(f"unknown scenarios: {', '.join(sorted(unknown))}")
     out = Path(args.out)
     try:
-        for label, (tree, rev, patch) in modules.items():
-            build = kernels[label][0]
-            ko = build_dummy_module(build, tree, rev, out / "modules" / label, patch)
-            kernels[label] = (build, str(ko.resolve()))
-        data = run(kernels, out, args.count, args.reps, args.boots, args.scenarios)
+        # The modules live as long as the boots: the record says what they are.
+        with tempfile.TemporaryDirectory(prefix="icount-modules.") as tmp:
+            for label, (tree, rev, patch) in modules.items():
+                build = kernels[label][0]
+                ko = build_dummy_module(build, tree, rev, Path(tmp) / label, patch)
+                kernels[label] = (build, str(ko))
+            data = run(kernels, out, args.count, args.reps, args.boots, args.scenarios,
+                       modules={k: module_note(*m) for k, m in modules.items()})
     except (RuntimeError, FileNotFoundError, OSError) as err:
         print(f"error: {err}", file=sys.stderr)
         return 1
