@@ -216,9 +216,10 @@ class IcountStageTest(unittest.TestCase):
     the kernel build standing in: what each would do is recorded."""
 
     def run_stage(self, mode="test", neg_extra=22.0, patched_extra=0.0, apply_code=0,
-                  neg_boot_fails=False):
+                  neg_boot_fails=False, drop=None):
         """The negative kernel runs the base's counts plus neg_extra per packet
-        on every row; the patched kernel the record's plus patched_extra."""
+        on every row; the patched kernel the record's plus patched_extra, the
+        row `drop` left out."""
         self.calls, self.builds, self.shell, self.modules = [], [], [], []
 
         def fake_run(kernels, out, reps, boots, scenarios, log, modules):
@@ -227,6 +228,7 @@ class IcountStageTest(unittest.TestCase):
             for boot in runs["patched"]:
                 for s in boot:
                     boot[s] = [v + patched_extra for v in boot[s]]
+                boot.pop(drop, None)
             out.mkdir(parents=True, exist_ok=True)
             (out / "icount.md").write_text("# icount\n")
             return {"runs": runs, "guards": icount.judge(runs)}
@@ -325,6 +327,11 @@ class IcountStageTest(unittest.TestCase):
         stage, err = self.run_stage(patched_extra=7.0)
         self.assertIn("2/4 guards met", err)
         self.assertIn("not met: S2-bypass, S3", err)
+
+    def test_a_guard_without_runs_fails_the_stage(self):
+        stage, err = self.run_stage(drop="s2_pfifo_fast")
+        self.assertIn("3/4 guards met", err)
+        self.assertIn("not met: S2-bypass", err)
 
     def test_patch_that_does_not_apply_is_named(self):
         _, err = self.run_stage(apply_code=1)

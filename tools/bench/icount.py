@@ -142,17 +142,17 @@ def boot_runs(kernels: dict, out: Path, count: int, reps: int, boots: int, scena
 
 
 def judge(runs: dict, keys=None, guards=ICOUNT_GUARDS) -> list[dict]:
-    """The guards (all, or those named in keys) whose kernels ran, decided on
-    the median instructions per packet of each side's runs: "met" when B/A is
-    within the bounds, "not met" when it is not or a side has fewer than
-    ICOUNT_MIN_RUNS runs."""
+    """The guards (all, or those named in keys) whose rows ran on both sides,
+    decided on the median instructions per packet of each side's runs: "met"
+    when B/A is within the bounds, "not met" when it is not or a side has
+    fewer than ICOUNT_MIN_RUNS runs."""
     rows = []
     for g in guards:
         if keys is not None and g.key not in keys:
             continue
-        if g.a[0] not in runs or g.b[0] not in runs:
+        a, b = ([v for boot in runs.get(k, []) for v in boot.get(s, [])] for k, s in (g.a, g.b))
+        if not a or not b:
             continue
-        a, b = ([v for boot in runs[k] for v in boot.get(s, [])] for k, s in (g.a, g.b))
         row = {"key": g.key, "title": g.title, "a": list(g.a), "b": list(g.b),
                "target": g.target, "lo": g.lo, "hi": g.hi, "runs": min(len(a), len(b)),
                "a_median": None, "b_median": None, "ratio": None}
