@@ -18,7 +18,8 @@ what each needs). The stages live in one module per job:
   pipeline_checks.py  checks: per-patch and series checks, negative control
   pipeline_mail.py    mailing-list: b4 over SMTP into a public-inbox archive
   pipeline_boot.py    kunit (UML) and vm (virtme-ng)
-  pipeline_bench.py   bench: UML builds, bench.py, verdicts
+  pipeline_bench.py   icount: instructions per packet, guards, negative control;
+                      bench: UML builds, bench.py, verdicts
 """
 
 import argparse
@@ -58,9 +59,9 @@ class Pipeline(HostStages, CheckStages, SubmitStages, MailStages, BootStages, Be
 
     PLAN = {
         "test": ["setup", "base", "apply", "userspace", "host_tests", "build_base", "checks",
-                 "submission", "mailing_list", "kunit", "vm"],
+                 "submission", "mailing_list", "kunit", "vm", "icount"],
         "main": ["setup", "base", "apply", "userspace", "build_base", "checks", "submission",
-                 "mailing_list", "kunit", "vm", "vm_debug", "bench"],
+                 "mailing_list", "kunit", "vm", "icount", "vm_debug", "bench"],
     }
     # userspace builds against the applied tree's uapi headers; build_base
     # is configured from the selftest fragments of the series' tip.
@@ -68,7 +69,7 @@ class Pipeline(HostStages, CheckStages, SubmitStages, MailStages, BootStages, Be
              "build_base": ["apply"], "checks": ["apply"], "submission": ["apply"],
              "mailing_list": ["apply"],
              "kunit": ["apply"], "vm": ["build_base", "checks", "userspace"],
-             "vm_debug": ["checks", "userspace"],
+             "vm_debug": ["checks", "userspace"], "icount": ["build_base", "checks"],
              "bench": ["checks", "userspace"]}
 
     @classmethod

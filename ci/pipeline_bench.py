@@ -1,4 +1,8 @@
-"""The bench stage (main mode): UML kernels of the base, the patched tree and
+"""The icount stage: instructions per packet of the x86 test kernels under
+QEMU icount (tools/bench/icount.py), the guards decided by them, and a
+kernel with a crafted cost on the default dummy's path that must fail them.
+
+The bench stage (main mode): UML kernels of the base, the patched tree and
 the patched tree with the previous per-queue counter design (LOCK_VARIANT)
 built, then tools/bench/bench.py boots them alternately. A target still
 inconclusive after the first repetitions gets more, up to a cap
@@ -7,19 +11,46 @@ target "not met" with confidence, or one still inconclusive at the cap (a
 guard, a bound on code that is the same on both sides, only when not met)."""
 
 import argparse
+import json
 import os
+import time
 
-from common.git import git
+from common.git import git, git_run
 from common.programs import CXX_BUILD
+from common.stamp import write_source_stamp
 from ci.pipeline_common import CONFIGS, ROOT, BuildProgress, StageFailed, log, sh
 from ci.pipeline_tree import TreeStages
 from ci import report
-from tools.bench.bench_config import passing_guard
+from tools.bench.bench_config import ICOUNT_GUARDS, ICOUNT_PATH_GUARDS, passing_guard
 
 
 # The previous design of the dummy series' per-queue counters (not lltx, counters under
 # the TX queue's xmit lock), as a patch on the series' tip: the "lock" kernel.
 LOCK_VARIANT = ROOT / "tools/bench/variants/dummy-queue-lock.patch"
+# Runs per boot: five, so that a median of one boot outlasts two of the occasional
+# runs about 25 instructions low (bench_config.ICOUNT_MIN_RUNS).
+ICOUNT_REPS = 5
+# dummy_xmit with a couple of dozen instructions more per packet, on the patched
+# tree: the S3 and S2-bypass guards (ICOUNT_PATH_GUARDS) must fail it.
+ICOUNT_NEGATIVE = ROOT / "ci/negative-controls/icount-dummy-xmit-cost.patch"
+ICOUNT_NEGATIVE_LABEL = "xmit-cost"
+
+
+def icount_cases(guards):
+    """One case per icount guard: met passes, not met fails."""
+    return [report.Case("icount", g["key"], "pass" if g["verdict"] == "met" else "fail",
+                        f"{g['why']}: {g['verdict']}") for g in guards]
+
+
+def negative_caught(guards):
+    """(caught, why): caught when every path guard is not met because B has
+    more instructions than its bound allows (not for want of runs)."""
+    judged = {g["key"]: g for g in guards}
+    missed = [k for k in ICOUNT_PATH_GUARDS
+              if k not in judged or judged[k]["ratio"] is None
+              or judged[k]["ratio"] <= judged[k]["hi"]]
+    why = "; ".join(f"{g['key']} {g['verdict']} ({g['why']})" for g in guards)
+    return not missed, why or "no guard judged"
 
 
 def bench_cases(comparisons):
@@ -64,6 +95,87 @@ def verdict_counts(comparisons):
 
 
 class BenchStages(TreeStages):
+    def stage_icount(self, stage):
+        """The test command boots base and patched once each with the guards'
+        rows; the main command every kernel (the counter designs' dummy
+        modules built out of tree on the patched build) twice with every
+        row. Then the negative-control kernel, whose path guards must fail."""
+        from tools.bench import icount  # noqa: PLC0415
+        full = self.mode == "main"
+        out = self.results / "icount"
+        self.checkout(self.series_tree, self.tip)
+        kernels, modules = {"base": (self.base_build, None)}, {}
+        try:
+            if full:
+                for label, patch in (("lock", LOCK_VARIANT), ("atomic-ext", None)):
+                    ko = icount.build_dummy_module(
+                        self.series_build, self.series_tree, self.tip,
+                        self.ws / "series/icount-modules" / label, patch,
+                        log_path=self.logfile(f"icount-module-{label}"))
+                    kernels[label] = (self.series_build, str(ko))
+                    modules[label] = icount.module_note("the series", self.tip, patch and
+                                                        patch.relative_to(ROOT))
+            kernels["patched"] = (self.series_build, None)
+            scenarios = list(icount.SCENARIOS) if full else icount.guard_scenarios()
+            boots = 2 if full else 1
+            t0 = time.monotonic()
+            data = icount.run(kernels, out, reps=ICOUNT_REPS, boots=boots, scenarios=scenarios,
+                              log=log, modules=modules)
+        except RuntimeError as err:
+            raise StageFailed(f"icount: {err}") from err
+        log(f"  icount: {len(kernels)} kernels x {boots} boot(s) x {len(scenarios)} scenarios "
+            f"x {ICOUNT_REPS} runs in {time.monotonic() - t0:.0f}s")
+        log((out / "icount.md").read_text())
+        guards = data["guards"]
+        stage.cases.extend(icount_cases(guards))
+        t0 = time.monotonic()
+        caught, why = self.icount_negative_control(data["runs"]["base"])
+        log(f"  icount negative control in {time.monotonic() - t0:.0f}s: {why}")
+        stage.cases.append(report.Case("icount", "negative control",
+                                       "pass" if caught else "fail", why))
+        # A guard without runs on a side is not judged: the stage counts it not met.
+        judged = {g["key"]: g["verdict"] for g in guards}
+        not_met = [g.key for g in ICOUNT_GUARDS if judged.get(g.key) != "met"]
+        stage.summary = (f"{len(ICOUNT_GUARDS) - len(not_met)}/{len(ICOUNT_GUARDS)} guards met; "
+                         f"negative control ({ICOUNT_NEGATIVE.name}): "
+                         f"{'caught' if caught else 'MISSED'}; "
+                         f"report {out / 'icount.md'}")
+        if not_met or not caught:
+            raise StageFailed(stage.summary
+                              + (f"\nnot met: {', '.join(not_met)}" if not_met else "")
+                              + ("" if caught else f"\nnegative control: {why}"))
+
+    def icount_negative_control(self, base_runs):
+        """ICOUNT_NEGATIVE applied to the series tree, built incrementally in
+        the patched kernel's build directory (dummy.c changes), booted once with
+        the path guards' rows and judged against the base's runs in the
+        patched kernel's place; then the tree and the patched kernel are
+        restored. Returns (caught, why); results in results/icount-negative/."""
+        from tools.bench import icount  # noqa: PLC0415
+        tree, build = self.series_tree, self.series_build
+        out = self.results / "icount-negative"
+        self.checkout(tree, self.tip)
+        applied = git_run(tree, "apply", str(ICOUNT_NEGATIVE))
+        if applied.returncode:
+            raise StageFailed(f"{ICOUNT_NEGATIVE.name} does not apply to the series: "
+                              f"{applied.stdout}")
+        try:
+            self.build(tree, build, f"build-{ICOUNT_NEGATIVE_LABEL}", ["W=1"])
+            runs = icount.boot_runs({ICOUNT_NEGATIVE_LABEL: (build, None)}, out, icount.COUNT,
+                                    ICOUNT_REPS, 1, icount.guard_scenarios(ICOUNT_PATH_GUARDS),
+                                    log=log)
+        except RuntimeError as err:
+            raise StageFailed(f"icount negative control: {err}") from err
+        finally:
+            git(tree, "checkout", "-q", "--", ".", error=StageFailed)
+            self.build(tree, build, "build-series", ["W=1"])
+        guards = icount.judge({"base": base_runs, "patched": runs[ICOUNT_NEGATIVE_LABEL]},
+                              keys=ICOUNT_PATH_GUARDS)
+        write_source_stamp(out)
+        (out / "negative.json").write_text(json.dumps(
+            {"patch": ICOUNT_NEGATIVE.name, "guards": guards, "runs": runs}, indent=2) + "\n")
+        return negative_caught(guards)
+
     def stage_bench(self, stage):
         from tools.bench import bench  # noqa: PLC0415
         uml = CONFIGS / "uml-bench.config"
@@ -89,6 +201,7 @@ class BenchStages(TreeStages):
                 if variant:
                     git(src, "apply", "-R", str(variant), error=StageFailed)
             kernels[label] = out / "linux"
+        icount_json = self.results / "icount/icount.json"  # the icount stage's
         args = argparse.Namespace(
             base_kernel=kernels["base"], patched_kernel=kernels["patched"],
             lock_kernel=kernels["lock"],
@@ -98,7 +211,8 @@ class BenchStages(TreeStages):
             seconds=float(os.environ.get("BENCH_SECONDS", "3")), cpus=2, timeout=900,
             scenarios=bench.SCENARIOS,
             base_desc=f"{self.base.get('BASE_PACKAGE')} {self.base.get('BASE_VERSION')}",
-            devcost=True, pin_vcpus=os.environ.get("BENCH_PIN_VCPUS") == "1")
+            devcost=True, pin_vcpus=os.environ.get("BENCH_PIN_VCPUS") == "1",
+            icount=icount_json if icount_json.is_file() else None)
         log(f"  {args.repetitions} repetitions x {len(args.scenarios)} scenarios x "
             f"{len(kernels)} kernels")
         data, _, errors = bench.run(args, log=log)

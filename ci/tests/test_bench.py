@@ -158,6 +158,34 @@ class BenchTest(unittest.TestCase):
             self.assertEqual(saved["bootstrap"]["resamples"], 10000)
             self.assertEqual(saved["comparisons"], data["comparisons"])
 
+    def test_icount_beside_the_uml_rows(self):
+        """Given icount.py's results (the record, written before its guards
+        were: they are judged from its runs), bench.md shows each icount guard
+        beside its UML row, and the instructions per packet."""
+        record = Path(__file__).resolve().parents[2] / "Documentation/results/icount/icount.json"
+        with tempfile.TemporaryDirectory() as tmp:
+            args = self.args(tmp, fake_kernel(tmp, "base", 1.0), fake_kernel(tmp, "patched", 1.1))
+            args.icount = record
+            data, _, _ = bench.run(args, log=lambda m: None)
+            md = (Path(tmp) / "out/bench.md").read_text()
+        self.assertEqual([g["key"] for g in data["icount"]["guards"]],
+                         ["S2-restore", "S2-fresh", "S2-bypass", "S3"])
+        self.assertIn("## Beside the UML rows: instructions per packet (QEMU icount)", md)
+        # UML: S3 1.10x, met (guard >= 0.97); icount: 2248.2 on both, met.
+        self.assertRegex(md, r"\| S3 \| default dummy \(noqueue\), one sender: base -> patched "
+                             r"\| 1\.10x \(1\.100-1\.100\) \| met \| 2248\.2 \| 2248\.2 \| "
+                             r"1\.0000 \| B/A within 0\.998-1\.002 \| met \|")
+        self.assertRegex(md, r"\| S2-restore \| .* \| \*\*NOT MET\*\* \| 3631\.2 \| 2520\.3 \| "
+                             r"0\.6941 \| B/A <= 0\.80 \| met \|")
+        self.assertIn("| s2_pfifo_fast | patched | 2397.4 | 2397.2-2397.6 | -0.1 |", md)
+
+    def test_no_icount_no_section(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            data, _, _ = self.run_both(tmp)
+            md = (Path(tmp) / "out/bench.md").read_text()
+        self.assertNotIn("icount", data)
+        self.assertNotIn("QEMU icount", md)
+
     def test_boot_order_and_pinning_recorded(self):
         with tempfile.TemporaryDirectory() as tmp:
             data, _, _ = self.run_both(tmp)

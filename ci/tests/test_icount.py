@@ -1,13 +1,20 @@
 """tools/bench/icount.py: the guest protocol, the summary and the driver,
-with run_vm standing in for the VM."""
+with run_vm standing in for the VM; the guards on recorded and crafted
+counts; the out-of-tree dummy module."""
 
+import contextlib
+import copy
+import io
+import json
+import os
+import subprocess
 import tempfile
 import unittest
 from pathlib import Path
 from unittest import mock
 
 from ci.vm import VmResult
-from tools.bench import icount
+from tools.bench import bench_config, icount
 
 
 def fake_vm(usec):
@@ -80,6 +87,178 @@ class IcountTest(unittest.TestCase):
             icount.main(["--kernel", "base=/b", "--scenarios", "q9"])
         with self.assertRaises(SystemExit):
             icount.main(["--kernel", "base"])
+
+
+RECORD = Path(__file__).resolve().parents[2] / "Documentation/results/icount/icount.json"
+
+
+def recorded_runs():
+    """The runs of Documentation/results/icount/ (2 boots x 3 runs per kernel)."""
+    return json.loads(RECORD.read_text())["runs"]
+
+
+def scaled(runs, kernel, scenario, factor):
+    """runs with every run of (kernel, scenario) multiplied by factor."""
+    runs = copy.deepcopy(runs)
+    for boot in runs[kernel]:
+        boot[scenario] = [v * factor for v in boot[scenario]]
+    return runs
+
+
+class GuardTest(unittest.TestCase):
+    def verdicts(self, runs, keys=None):
+        return {g["key"]: g["verdict"] for g in icount.judge(runs, keys)}
+
+    def test_the_record_meets_every_guard(self):
+        self.assertEqual(self.verdicts(recorded_runs()),
+                         {"S2-restore": "met", "S2-fresh": "met", "S2-bypass": "met",
+                          "S3": "met"})
+
+    def test_three_per_mille_more_on_s3_is_not_met(self):
+        v = self.verdicts(scaled(recorded_runs(), "patched", "q1_noqueue", 1.003))
+        self.assertEqual(v["S3"], "not met")
+        self.assertEqual(v["S2-bypass"], "met")
+        # ... and fewer instructions by as much is not the same code either.
+        v = self.verdicts(scaled(recorded_runs(), "patched", "q1_noqueue", 0.997))
+        self.assertEqual(v["S3"], "not met")
+
+    def test_five_instructions_more_on_the_bypass_is_not_met(self):
+        runs = recorded_runs()
+        for boot in runs["patched"]:
+            boot["s2_pfifo_fast"] = [v + 5 for v in boot["s2_pfifo_fast"]]
+        self.assertEqual(self.verdicts(runs)["S2-bypass"], "not met")
+
+    def test_one_low_run_per_boot_leaves_the_median(self):
+        """The occasional run about 25 instructions lower, once in each boot
+        (the base's runs have none; two of six is as many as the median takes)."""
+        runs = recorded_runs()
+        for boot in runs["base"]:
+            boot["q1_noqueue"][0] -= 25
+        self.assertEqual(self.verdicts(runs)["S3"], "met")
+        runs["base"][0]["q1_noqueue"][1] -= 25
+        self.assertEqual(self.verdicts(runs)["S3"], "not met")
+
+    def test_no_saving_without_the_restore(self):
+        runs = recorded_runs()
+        for pb, bb in zip(runs["patched"], runs["base"]):
+            pb["s2_fq_codel_after_filter"] = list(bb["s2_fq_codel_after_filter"])
+        self.assertEqual(self.verdicts(runs)["S2-restore"], "not met")
+
+    def test_too_few_runs_is_not_met(self):
+        runs = recorded_runs()
+        runs = {k: v[:1] for k, v in runs.items()}  # one boot of 3 runs
+        self.assertEqual(set(self.verdicts(runs).values()), {"not met"})
+
+    def test_only_the_guards_whose_rows_ran(self):
+        runs = {"base": recorded_runs()["base"]}
+        self.assertEqual(icount.judge(runs), [])
+        self.assertEqual(list(self.verdicts(recorded_runs(), keys=("S3",))), ["S3"])
+        runs = recorded_runs()
+        for k in runs:
+            runs[k] = [{"q1_noqueue": boot["q1_noqueue"]} for boot in runs[k] if
+                       "q1_noqueue" in boot]
+        self.assertEqual(self.verdicts(runs), {"S3": "met"})
+
+    def test_the_bound_is_stated_and_used(self):
+        self.assertEqual(bench_config.ICOUNT_BOUND, 0.002)
+        for g in bench_config.ICOUNT_GUARDS:
+            if g.key != "S2-restore":
+                self.assertEqual((g.lo, g.hi), (0.998, 1.002), g.key)
+        self.assertEqual(icount.guard_scenarios(bench_config.ICOUNT_PATH_GUARDS),
+                         ["q1_noqueue", "s2_pfifo_fast"])
+        self.assertEqual(icount.guard_scenarios(),
+                         ["q1_noqueue", "s2_fq_codel_fresh", "s2_fq_codel_after_filter",
+                          "s2_pfifo_fast"])
+
+    def test_report_shows_the_verdicts(self):
+        data = json.loads(RECORD.read_text())
+        data["guards"] = icount.judge(scaled(data["runs"], "patched", "q1_noqueue", 1.003))
+        md = icount.markdown(data)
+        self.assertIn("| S2-bypass | pfifo_fast bypass, one sender: base -> patched | 2397.5 |", md)
+        self.assertRegex(md, r"\| S3 \|.*\| \*\*NOT MET\*\* \(2248\.2 -> 2255\.0")
+
+
+FAKE_MAKE = """#!/bin/sh
+for a; do case $a in M=*) m=${a#M=} ;; esac; done
+[ -z "$FAIL_MAKE" ] || { echo "make: error" ; exit 2; }
+cp "$m/dummy.c" "$m/dummy.ko"
+"""
+
+
+class DummyModuleTest(unittest.TestCase):
+    """build_dummy_module: dummy.c from a git tree's revision, the patch
+    applied, make M=... against the build; `make` is a script that copies the
+    source to dummy.ko."""
+
+    def setUp(self):
+        tmp = tempfile.TemporaryDirectory()
+        self.addCleanup(tmp.cleanup)
+        self.tmp = Path(tmp.name)
+        self.tree = self.tmp / "src"
+        (self.tree / "drivers/net").mkdir(parents=True)
+        (self.tree / "drivers/net/dummy.c").write_text("static int x;\nint dummy_xmit(void)\n"
+                                                       "{\n\treturn 0;\n}\n")
+        for cmd in (["init", "-q"], ["add", "."],
+                    ["-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "c"]):
+            subprocess.run(["git", "-C", str(self.tree), *cmd], check=True)
+        self.patch = self.tmp / "x.patch"
+        self.patch.write_text("about the patch\n\n--- a/drivers/net/dummy.c\n"
+                              "+++ b/drivers/net/dummy.c\n@@ -2,4 +2,4 @@\n int dummy_xmit(void)\n"
+                              " {\n-\treturn 0;\n+\treturn 1;\n }\n")
+        bindir = self.tmp / "bin"
+        bindir.mkdir()
+        (bindir / "make").write_text(FAKE_MAKE)
+        (bindir / "make").chmod(0o755)
+        env = mock.patch.dict(os.environ, {"PATH": f"{bindir}:{os.environ['PATH']}"})
+        env.start()
+        self.addCleanup(env.stop)
+
+    def test_built_from_the_revision_with_the_patch(self):
+        ko = icount.build_dummy_module(self.tmp / "build", self.tree, "HEAD",
+                                       self.tmp / "m" / "lock", self.patch)
+        self.assertEqual(ko, self.tmp / "m/lock/dummy.ko")
+        self.assertIn("return 1;", ko.read_text())
+        self.assertEqual((self.tmp / "m/lock/Kbuild").read_text(), "obj-m := dummy.o\n")
+        ko = icount.build_dummy_module(self.tmp / "build", self.tree, "HEAD",
+                                       self.tmp / "m" / "atomic")
+        self.assertIn("return 0;", ko.read_text())
+
+    def test_a_failed_step_is_an_error(self):
+        with self.assertRaisesRegex(RuntimeError, "git exited"):
+            icount.build_dummy_module(self.tmp / "build", self.tree, "nosuchrev",
+                                      self.tmp / "m")
+        bad = self.tmp / "bad.patch"
+        bad.write_text(self.patch.read_text().replace("return 0", "return 7"))
+        with self.assertRaisesRegex(RuntimeError, "patch exited"):
+            icount.build_dummy_module(self.tmp / "build", self.tree, "HEAD", self.tmp / "m", bad)
+        with mock.patch.dict(os.environ, {"FAIL_MAKE": "1"}), \
+                self.assertRaisesRegex(RuntimeError, "make exited 2"):
+            icount.build_dummy_module(self.tmp / "build", self.tree, "HEAD", self.tmp / "m")
+        self.assertIn("make: error", (self.tmp / "m/build.log").read_text())
+
+    def test_command_line_builds_the_module_then_boots(self):
+        calls = []
+
+        def fake_run(kernels, out, *a, modules):
+            calls.append((kernels, modules))
+            self.assertIn("return 1;", Path(kernels["lock"][1]).read_text())
+            raise RuntimeError("stop here")
+        with mock.patch.object(icount, "run", fake_run), \
+                contextlib.redirect_stderr(io.StringIO()):
+            code = icount.main(["--kernel", "base=/b", "--kernel", f"lock={self.tmp}/build",
+                                "--dummy-module", f"lock={self.tree}@HEAD:{self.patch}",
+                                "--out", str(self.tmp / "out")])
+        self.assertEqual(code, 1)
+        (kernels, modules), = calls
+        self.assertEqual(kernels["base"], ("/b", None))
+        self.assertEqual(kernels["lock"][0], f"{self.tmp}/build")
+        self.assertTrue(kernels["lock"][1].endswith("/lock/dummy.ko"))
+        # Built for the boots only, said in the record by where it came from.
+        self.assertFalse(Path(kernels["lock"][1]).exists())
+        self.assertEqual(modules, {"lock": f"dummy.c of {self.tree}@HEAD + {self.patch}, "
+                                           "built out of tree"})
+        with self.assertRaises(SystemExit), contextlib.redirect_stderr(io.StringIO()):
+            icount.main(["--kernel", "base=/b", "--dummy-module", "lock=/t@HEAD"])
 
 
 if __name__ == "__main__":

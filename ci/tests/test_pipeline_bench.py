@@ -1,8 +1,13 @@
 """Bench stage: verdicts to cases; only a target not met (or a scenario
-error) fails the stage."""
+error) fails the stage. Icount stage: the kernels and rows per mode, the
+guards as cases, the negative-control kernel built, booted, judged and
+undone."""
 
 import contextlib
+import copy
 import io
+import json
+import subprocess
 import tempfile
 import types
 import unittest
@@ -14,6 +19,7 @@ from ci import pipeline_bench
 import tools.bench
 from tools.bench import bench_config
 from tools.bench import bench_stats
+from tools.bench import icount
 
 
 def row(key, verdict, target=">= 0.97", repetitions=7, ratio=1.0, guard=False):
@@ -194,6 +200,170 @@ class StageTest(unittest.TestCase):
         _, err, _ = self.run_stage([row("A", "met")], errors=["rep 0 base s3_default: no pps"])
         self.assertIn("1 scenario error(s)", err)
         self.assertIn("rep 0 base s3_default: no pps", err)
+
+
+RECORD = Path(__file__).resolve().parents[2] / "Documentation/results/icount/icount.json"
+
+
+def recorded_runs(labels):
+    """The record's runs (2 boots x 3 runs) of base and patched, as labels."""
+    runs = json.loads(RECORD.read_text())["runs"]
+    return {label: copy.deepcopy(runs[k]) for label, k in labels.items()}
+
+
+class IcountStageTest(unittest.TestCase):
+    """stage_icount with icount.run, boot_runs and build_dummy_module, git and
+    the kernel build standing in: what each would do is recorded."""
+
+    def run_stage(self, mode="test", neg_extra=22.0, patched_extra=0.0, apply_code=0,
+                  neg_boot_fails=False, drop=None):
+        """The negative kernel runs the base's counts plus neg_extra per packet
+        on every row; the patched kernel the record's plus patched_extra, the
+        row `drop` left out."""
+        self.calls, self.builds, self.shell, self.modules = [], [], [], []
+
+        def fake_run(kernels, out, reps, boots, scenarios, log, modules):
+            self.calls.append(("run", dict(kernels), reps, boots, list(scenarios)))
+            runs = recorded_runs({"base": "base", "patched": "patched"})
+            for boot in runs["patched"]:
+                for s in boot:
+                    boot[s] = [v + patched_extra for v in boot[s]]
+                boot.pop(drop, None)
+            out.mkdir(parents=True, exist_ok=True)
+            (out / "icount.md").write_text("# icount\n")
+            return {"runs": runs, "guards": icount.judge(runs)}
+
+        def fake_boot_runs(kernels, out, count, reps, boots, scenarios, log):
+            self.calls.append(("boot_runs", dict(kernels), reps, boots, list(scenarios)))
+            if neg_boot_fails:
+                raise RuntimeError("xmit-cost boot 0: timed out")
+            base = recorded_runs({"base": "base"})["base"][0]
+            return {k: [{s: [v + neg_extra for v in base[s]] + [base[s][0] + neg_extra] * 2
+                         for s in scenarios}] for k in kernels}
+
+        def fake_module(build, tree, rev, dest, patch=None, log_path=None):
+            self.modules.append((dest.name, patch))
+            return dest / "dummy.ko"
+
+        def fake_git_run(tree, *args, **kw):
+            self.shell.append(["git", *args])
+            return subprocess.CompletedProcess(args, apply_code if "apply" in args else 0,
+                                               "error: patch failed")
+
+        def fake_build(self_, src, out, label, *a, **kw):
+            self.builds.append(label)
+
+        with tempfile.TemporaryDirectory() as tmp:
+            p = pipeline.Pipeline(mode, tmp)
+            p.tip_commit, p.ws, p.series_tree = "abc", Path(tmp) / "ws", Path(tmp) / "src"
+            (Path(tmp) / "logs").mkdir()
+            stage = pipeline.Stage("icount")
+            with mock.patch.object(icount, "run", fake_run), \
+                    mock.patch.object(icount, "boot_runs", fake_boot_runs), \
+                    mock.patch.object(icount, "build_dummy_module", fake_module), \
+                    mock.patch.object(pipeline_bench, "git_run", fake_git_run), \
+                    mock.patch.object(pipeline_bench, "git",
+                                      lambda tree, *a, **k: self.shell.append(["git", *a])), \
+                    mock.patch.object(pipeline.Pipeline, "checkout", lambda *a: None), \
+                    mock.patch.object(pipeline.Pipeline, "build", fake_build), \
+                    contextlib.redirect_stdout(io.StringIO()):
+                try:
+                    p.stage_icount(stage)
+                    err = None
+                except pipeline.StageFailed as e:
+                    err = str(e)
+            self.negative = (json.loads((Path(tmp) / "icount-negative/negative.json").read_text())
+                             if (Path(tmp) / "icount-negative/negative.json").is_file() else None)
+            self.stamped = (Path(tmp) / "icount-negative/source.json").is_file()
+        return stage, err
+
+    def test_test_mode_boots_base_and_patched_once_on_the_guard_rows(self):
+        stage, err = self.run_stage()
+        self.assertIsNone(err)
+        _, kernels, reps, boots, scenarios = self.calls[0]
+        self.assertEqual(list(kernels), ["base", "patched"])
+        self.assertEqual((reps, boots), (5, 1))
+        self.assertEqual(scenarios, ["q1_noqueue", "s2_fq_codel_fresh",
+                                     "s2_fq_codel_after_filter", "s2_pfifo_fast"])
+        self.assertEqual(self.modules, [])
+        cases = {c.name: c.status for c in stage.cases}
+        self.assertEqual(cases, {"S2-restore": "pass", "S2-fresh": "pass", "S2-bypass": "pass",
+                                 "S3": "pass", "negative control": "pass"})
+        self.assertIn("4/4 guards met; negative control", stage.summary)
+
+    def test_main_mode_boots_every_kernel_twice_on_every_row(self):
+        _, err = self.run_stage("main")
+        self.assertIsNone(err)
+        _, kernels, reps, boots, scenarios = self.calls[0]
+        self.assertEqual(list(kernels), ["base", "lock", "atomic-ext", "patched"])
+        self.assertEqual(kernels["lock"][1].endswith("modules/lock/dummy.ko"), True)
+        self.assertEqual((reps, boots), (5, 2))
+        self.assertEqual(scenarios, list(icount.SCENARIOS))
+        self.assertEqual(self.modules, [("lock", pipeline_bench.LOCK_VARIANT),
+                                        ("atomic-ext", None)])
+
+    def test_negative_kernel_built_booted_and_undone(self):
+        _, err = self.run_stage()
+        self.assertIsNone(err)
+        self.assertEqual(self.shell[0], ["git", "apply", str(pipeline_bench.ICOUNT_NEGATIVE)])
+        self.assertEqual(self.shell[1], ["git", "checkout", "-q", "--", "."])
+        self.assertEqual(self.builds, ["build-xmit-cost", "build-series"])
+        kind, kernels, reps, boots, scenarios = self.calls[1]
+        self.assertEqual((kind, list(kernels), reps, boots, scenarios),
+                         ("boot_runs", ["xmit-cost"], 5, 1, ["q1_noqueue", "s2_pfifo_fast"]))
+        self.assertEqual({g["key"]: g["verdict"] for g in self.negative["guards"]},
+                         {"S2-bypass": "not met", "S3": "not met"})
+        self.assertTrue(self.stamped)
+
+    def test_a_path_cost_the_guards_miss_fails_the_stage(self):
+        """A negative kernel whose counts are the base's: the control missed."""
+        stage, err = self.run_stage(neg_extra=0.0)
+        self.assertIn("negative control (icount-dummy-xmit-cost.patch): MISSED", err)
+        self.assertEqual({c.name: c.status for c in stage.cases}["negative control"], "fail")
+
+    def test_a_guard_not_met_fails_the_stage(self):
+        # Seven instructions more on the patched kernel's every row: S3 and
+        # S2-bypass beyond 0.2%, the restore still a saving.
+        stage, err = self.run_stage(patched_extra=7.0)
+        self.assertIn("2/4 guards met", err)
+        self.assertIn("not met: S2-bypass, S3", err)
+
+    def test_a_guard_without_runs_fails_the_stage(self):
+        stage, err = self.run_stage(drop="s2_pfifo_fast")
+        self.assertIn("3/4 guards met", err)
+        self.assertIn("not met: S2-bypass", err)
+
+    def test_patch_that_does_not_apply_is_named(self):
+        _, err = self.run_stage(apply_code=1)
+        self.assertIn("icount-dummy-xmit-cost.patch does not apply", err)
+        self.assertEqual(self.builds, [])
+
+    def test_a_failed_negative_boot_restores_the_patched_kernel(self):
+        _, err = self.run_stage(neg_boot_fails=True)
+        self.assertIn("icount negative control: xmit-cost boot 0: timed out", err)
+        self.assertEqual(self.builds, ["build-xmit-cost", "build-series"])
+        self.assertIn(["git", "checkout", "-q", "--", "."], self.shell)
+
+    def test_caught_only_above_the_bound(self):
+        g = {"key": "S3", "verdict": "not met", "ratio": None, "hi": 1.002, "why": "3 runs"}
+        self.assertFalse(pipeline_bench.negative_caught(
+            [g, {**g, "key": "S2-bypass", "ratio": 1.01}])[0])
+        self.assertFalse(pipeline_bench.negative_caught([{**g, "ratio": 1.01}])[0])
+        self.assertTrue(pipeline_bench.negative_caught(
+            [{**g, "ratio": 1.01}, {**g, "key": "S2-bypass", "ratio": 1.01}])[0])
+
+    def test_in_both_plans_after_the_vm_stage(self):
+        for mode, plan in pipeline.Pipeline.PLAN.items():
+            self.assertEqual(plan[plan.index("vm") + 1], "icount", mode)
+        self.assertEqual(pipeline.Pipeline.NEEDS["icount"], ["build_base", "checks"])
+
+    def test_negative_patch_adds_to_dummy_xmit_only(self):
+        text = pipeline_bench.ICOUNT_NEGATIVE.read_text()
+        self.assertEqual(text.count("+++ "), 1)
+        self.assertIn("+++ b/drivers/net/dummy.c", text)
+        self.assertIn(" static netdev_tx_t dummy_xmit(struct sk_buff *skb, struct net_device "
+                      "*dev)\n {\n \tdev_lstats_add(dev, skb->len);\n"
+                      "+\tskb->hash = jhash_1word(skb->len, 0);\n", text)
 
 
 if __name__ == "__main__":

@@ -19,7 +19,7 @@ class LayoutTest(unittest.TestCase):
              "build_base": "pipeline_tree", "checks": "pipeline_checks",
              "submission": "pipeline_submit", "mailing_list": "pipeline_mail",
              "kunit": "pipeline_boot", "vm": "pipeline_boot", "vm_debug": "pipeline_boot",
-             "bench": "pipeline_bench"}
+             "icount": "pipeline_bench", "bench": "pipeline_bench"}
 
     def test_every_planned_stage_has_its_module(self):
         planned = {n for plan in pipeline.Pipeline.PLAN.values() for n in plan}

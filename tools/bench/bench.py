@@ -36,6 +36,7 @@ from tools.bench.bench_runner import GUEST, environment, read_tracepoints, run_r
 from tools.bench.bench_sinks import sinks_summary
 from tools.bench.bench_stats import (BOOTSTRAP, counters_summary, devcost_summary, pps,
                                      queue_shares, result_error, summarize, sweep_summary)
+from tools.bench.icount import judge as icount_judge
 
 # What other code uses of the benchmark (ci/pipeline_bench.py, ci/tests/test_bench.py).
 __all__ = ["COMPARISONS", "Comparison", "GUEST", "KERNELS", "SCENARIOS", "SINKS", "SWEEP",
@@ -101,6 +102,11 @@ def run(args, log=print):
             "counters": counters_summary(runs),
             "sweep": sweep_summary(runs), "devcost": devcost_summary(devcost),
             "sinks": sinks_summary(runs), "runs": runs}
+    if getattr(args, "icount", None):
+        # tools/bench/icount.py's results, shown beside the UML rows.
+        icount = json.loads(Path(args.icount).read_text())
+        data["icount"] = {"environment": icount["environment"], "rows": icount["rows"],
+                          "guards": icount.get("guards") or icount_judge(icount["runs"])}
     (out / "bench.json").write_text(json.dumps(data, indent=2) + "\n")
     (out / "bench.md").write_text(markdown(data))
     svgs = plot(data, out)
@@ -130,6 +136,8 @@ def main(argv=None):
     ap.add_argument("--base-desc", default="unknown")
     ap.add_argument("--no-devcost", dest="devcost", action="store_false",
                     help="skip the per-device cost table (devcost.py)")
+    ap.add_argument("--icount", metavar="ICOUNT_JSON",
+                    help="tools/bench/icount.py's icount.json, shown beside the UML rows")
     ap.add_argument("--pin-vcpus", action="store_true",
                     help="pin each UML vCPU thread to its own host CPU (bench_pinning.py)")
     args = ap.parse_args(argv)

@@ -243,3 +243,55 @@ def s1_kernel_scenarios(comparisons=COMPARISONS):
     """The (kernel, scenario) sides of the S1 comparisons, in order, once each."""
     sides = [side for c in comparisons if c.key.startswith("S1") for side in (c.a, c.b)]
     return list(dict.fromkeys(sides))
+
+
+# The same rows decided by instructions per packet (tools/bench/icount.py: the x86
+# test kernels under QEMU icount, one vCPU). A count repeats: in
+# Documentation/results/icount/ (2 boots x 3 runs per kernel) the runs of a row lie
+# within 0.04% (under one instruction in 2,250) but for an occasional run about 25
+# instructions lower (7 of 132 runs, never two of a row in one boot), which the median
+# of ICOUNT_MIN_RUNS or more runs does not follow; base and patched medians on the same
+# code differ by at most 0.2 instructions. ICOUNT_BOUND, 0.2%, is five times the widest
+# spread of a row: about 4.5 instructions per packet on the default dummy, so a change
+# adding five instructions to the path fails it. Verdicts are "met" or "not met".
+ICOUNT_BOUND = 0.002
+ICOUNT_MIN_RUNS = 5
+
+
+@dataclass
+class IcountGuard:
+    """A target on B/A, instructions per packet (median over the runs): lo <= B/A <= hi.
+    Fewer than ICOUNT_MIN_RUNS runs on a side is "not met": no verdict without them."""
+    key: str  # the UML comparison's key
+    title: str
+    a: tuple  # (kernel, icount scenario)
+    b: tuple
+    lo: float | None = None
+    hi: float | None = None
+
+    @property
+    def target(self) -> str:
+        if self.lo is not None and self.hi is not None:
+            return f"B/A within {self.lo:.3f}-{self.hi:.3f}"
+        return f"B/A <= {self.hi:.2f}" if self.hi is not None else f"B/A >= {self.lo:.2f}"
+
+
+def same_cost(key, title, a, b):
+    """A guard on code that is the same on both sides: B within ICOUNT_BOUND of A."""
+    return IcountGuard(key, title, a, b, lo=1 - ICOUNT_BOUND, hi=1 + ICOUNT_BOUND)
+
+
+ICOUNT_GUARDS = [
+    # The UML target, 1.25x the packets per second, as instructions: at most 1/1.25.
+    IcountGuard("S2-restore", "fq_codel after filter add+delete: base -> patched",
+                ("base", "s2_fq_codel_after_filter"), ("patched", "s2_fq_codel_after_filter"),
+                hi=0.8),
+    same_cost("S2-fresh", "patched fq_codel: never filtered -> after filter add+delete",
+              ("patched", "s2_fq_codel_fresh"), ("patched", "s2_fq_codel_after_filter")),
+    same_cost("S2-bypass", "pfifo_fast bypass, one sender: base -> patched",
+              ("base", "s2_pfifo_fast"), ("patched", "s2_pfifo_fast")),
+    same_cost("S3", "default dummy (noqueue), one sender: base -> patched",
+              ("base", "q1_noqueue"), ("patched", "q1_noqueue")),
+]
+# What a change adding instructions to dummy_xmit must fail (the icount negative control).
+ICOUNT_PATH_GUARDS = ("S2-bypass", "S3")

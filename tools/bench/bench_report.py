@@ -85,6 +85,7 @@ def markdown(data):
               "Seed 1 (2014, trafgen TX_RING, Core i7, one queue -> one per CPU): 22.86 s -> "
               "12.08 s, 1.89x (compare S1-queues-*).",
               "Seed 2 (2009, netperf, 16-cpu P6): +1-2% bandwidth, -15% service demand.", ""]
+    lines += icount_lines(summary, data.get("icount"))
     lines += sink_lines(summary, data.get("sinks"))
     lines += tracepoint_lines(env.get("tracepoints", {}))
     lines += cpu_lines(summary)
@@ -93,6 +94,44 @@ def markdown(data):
     lines += sweep_lines(data.get("sweep", []))
     lines += devcost_lines(data.get("devcost", []))
     return "\n".join(lines)
+
+
+def icount_lines(summary, icount):
+    """The rows the icount guards decide (tools/bench/icount.py), each beside its UML
+    comparison, then the instructions per packet of every scenario and kernel."""
+    if not icount:
+        return []
+    uml = {r["key"]: r for r in summary}
+    env = icount["environment"]
+    lines = ["## Beside the UML rows: instructions per packet (QEMU icount)", "",
+             f"The x86 test kernels under QEMU TCG, `{env['qemu_opts']}`, one vCPU: "
+             f"{env['count']} packets per run, {env['reps']} runs per boot, {env['boots']} "
+             "boot(s) per kernel (tools/bench/icount.py; "
+             + ", ".join(f"{k}: {v}" for k, v in (env.get("source") or {}).items()
+                         if k == "commit") + "). "
+             "UML B/A is packets per second (higher is faster), icount B/A instructions per "
+             "packet (lower is cheaper); the icount verdicts decide the path's cost, the UML "
+             "rows contention, which one vCPU cannot show.", "",
+             "| # | comparison | UML B/A (CI) | UML verdict | icount A | icount B | icount B/A "
+             "| icount target | icount verdict |",
+             "|---|---|---|---|---|---|---|---|---|"]
+    for g in icount.get("guards", []):
+        r = uml.get(g["key"])
+        if r and r.get("repetitions"):
+            u = (f"{r['ratio_median']:.2f}x ({r['ratio_ci_low']:.3f}-{r['ratio_ci_high']:.3f})",
+                 "inconclusive (guard: passes)" if passing_guard(r)
+                 else VERDICT_CELL[r.get("verdict")])
+        else:
+            u = ("-", "-")
+        ic = [("-" if v is None else f"{v:.1f}") for v in (g["a_median"], g["b_median"])]
+        ratio = "-" if g["ratio"] is None else f"{g['ratio']:.4f}"
+        lines.append(f"| {g['key']} | {g['title']} | {u[0]} | {u[1]} | {ic[0]} | {ic[1]} | "
+                     f"{ratio} | {g['target']} | {VERDICT_CELL[g['verdict']]} |")
+    lines += ["", "| scenario | kernel | instructions/packet (median) | min-max | vs base |",
+              "|---|---|---|---|---|"]
+    lines += [f"| {r['scenario']} | {r['kernel']} | {r['median']:.1f} | {r['min']:.1f}-"
+              f"{r['max']:.1f} | {r['delta']:+.1f} |" for r in icount.get("rows", [])]
+    return lines + [""]
 
 
 def source_lines(src):

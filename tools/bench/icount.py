@@ -15,16 +15,20 @@ design is the patched build with the previous design's dummy module.
 
 import argparse
 import json
+import shutil
 import statistics
+import subprocess
 import sys
 import tempfile
 from pathlib import Path
 
 from ci.vm import run_vm
 from common.stamp import source_stamp, write_source_stamp
+from tools.bench.bench_config import ICOUNT_GUARDS, ICOUNT_MIN_RUNS
 
 GUEST = Path(__file__).resolve().parent / "icount-guest.sh"
 QEMU_OPTS = "-icount shift=0,sleep=off"
+COUNT = 20000  # packets per run
 SCENARIOS = {
     "q2_start_xmit": "2 TX queues, pktgen start_xmit on queue 0: the driver's transmit alone",
     "q2_noqueue": "2 TX queues, default root (noqueue), pktgen queue_xmit",
@@ -40,6 +44,12 @@ SCENARIOS = {
 # series' rows. A kernel without a dummy module of its own runs both.
 DUMMY_SCENARIOS = ("q2_start_xmit", "q2_noqueue", "q2_mq", "q1_noqueue")
 BYPASS_SCENARIOS = ("s2_fq_codel_fresh", "s2_fq_codel_after_filter", "s2_pfifo_fast")
+
+
+def guard_scenarios(keys=None) -> list[str]:
+    """The scenarios the guards (bench_config.ICOUNT_GUARDS) named in keys, or all, need."""
+    sides = [side for g in ICOUNT_GUARDS if keys is None or g.key in keys for side in (g.a, g.b)]
+    return [s for s in SCENARIOS if s in {scen for _, scen in sides}]
 
 
 def guest_command(out: Path, count: int, reps: int, scenarios, ko: str | None) -> str:
@@ -97,17 +107,19 @@ def markdown(data: dict) -> str:
         lines.append(f"| {r['scenario']} | {r['kernel']} | {r['median']:.1f} | "
                      f"{r['min']:.1f}-{r['max']:.1f} | {100 * r['spread']:.2f}% | "
                      f"{r['delta']:+.1f} |")
-    lines += ["", "Scenarios:", ""]
+    lines += [""] + guard_lines(data.get("guards", []))
+    lines += ["Scenarios:", ""]
     lines += [f"- {s}: {SCENARIOS[s]}" for s in data["scenarios"]]
     lines += ["", "Kernels: " + "; ".join(f"{k}: {v}" for k, v in env["kernels"].items()), ""]
     return "\n".join(lines)
 
 
-def run(kernels: dict, out: Path, count: int = 20000, reps: int = 3, boots: int = 2,
-        scenarios=tuple(SCENARIOS), log=print, timeout: int = 900) -> dict:
-    """kernels: {label: (build dir, dummy.ko or None)}. Writes icount.json,
-    icount.md and the source stamp (source.json) into out; returns the
-    data. Raises RuntimeError when a boot fails."""
+def boot_runs(kernels: dict, out: Path, count: int, reps: int, boots: int, scenarios,
+              log=print, timeout: int = 900) -> dict:
+    """Boot each kernel `boots` times, alternating, each boot running its
+    scenarios reps times: {label: [{scenario: [instructions per packet]}]
+    per boot}. A boot's log is out/boot<i>-<label>.log. Raises RuntimeError
+    when a boot fails."""
     out.mkdir(parents=True, exist_ok=True)
     runs: dict = {k: [] for k in kernels}
     for boot in range(boots):
@@ -126,23 +138,130 @@ def run(kernels: dict, out: Path, count: int = 20000, reps: int = 3, boots: int 
                 runs[k].append(read_runs(rw, count, reps, mine))
             log(f"  icount boot {boot + 1}/{boots} {k}: " + ", ".join(
                 f"{s}={statistics.median(runs[k][-1][s]):.1f}" for s in mine))
+    return runs
+
+
+def judge(runs: dict, keys=None, guards=ICOUNT_GUARDS) -> list[dict]:
+    """The guards (all, or those named in keys) whose rows ran on both sides,
+    decided on the median instructions per packet of each side's runs: "met"
+    when B/A is within the bounds, "not met" when it is not or a side has
+    fewer than ICOUNT_MIN_RUNS runs."""
+    rows = []
+    for g in guards:
+        if keys is not None and g.key not in keys:
+            continue
+        a, b = ([v for boot in runs.get(k, []) for v in boot.get(s, [])] for k, s in (g.a, g.b))
+        if not a or not b:
+            continue
+        row = {"key": g.key, "title": g.title, "a": list(g.a), "b": list(g.b),
+               "target": g.target, "lo": g.lo, "hi": g.hi, "runs": min(len(a), len(b)),
+               "a_median": None, "b_median": None, "ratio": None}
+        if row["runs"] < ICOUNT_MIN_RUNS:
+            row.update(verdict="not met",
+                       why=f"{row['runs']} runs, fewer than {ICOUNT_MIN_RUNS}")
+        else:
+            am, bm = statistics.median(a), statistics.median(b)
+            ratio = bm / am
+            ok = (g.lo is None or ratio >= g.lo) and (g.hi is None or ratio <= g.hi)
+            row.update(a_median=am, b_median=bm, ratio=ratio,
+                       verdict="met" if ok else "not met",
+                       why=f"{am:.1f} -> {bm:.1f} instructions/packet, B/A {ratio:.4f} "
+                           f"({bm - am:+.1f}), target {g.target}")
+        rows.append(row)
+    return rows
+
+
+def guard_lines(guards: list[dict]) -> list[str]:
+    if not guards:
+        return []
+    lines = ["Guards (tools/bench/bench_config.py ICOUNT_GUARDS): B/A of the medians, each "
+             f"side at least {ICOUNT_MIN_RUNS} runs.", "",
+             "| guard | comparison | A | B | B/A | target | verdict |",
+             "|---|---|---|---|---|---|---|"]
+
+    def cell(v):
+        return "-" if v is None else f"{v:.1f}"
+    for g in guards:
+        ratio = "-" if g["ratio"] is None else f"{g['ratio']:.4f}"
+        verdict = "met" if g["verdict"] == "met" else f"**NOT MET** ({g['why']})"
+        lines.append(f"| {g['key']} | {g['title']} | {cell(g['a_median'])} | "
+                     f"{cell(g['b_median'])} | {ratio} | {g['target']} | {verdict} |")
+    return lines + [""]
+
+
+def module_note(tree, rev: str, patch=None) -> str:
+    """What a dummy module built by build_dummy_module is, for the report."""
+    return f"dummy.c of {tree}@{rev}" + (f" + {patch}" if patch else "") + ", built out of tree"
+
+
+def run(kernels: dict, out: Path, count: int = COUNT, reps: int = 3, boots: int = 2,
+        scenarios=tuple(SCENARIOS), log=print, timeout: int = 900,
+        modules: dict | None = None) -> dict:
+    """kernels: {label: (build dir, dummy.ko or None)}; modules: {label: what
+    its dummy.ko is} (module_note), said instead of the module's path. Writes
+    icount.json (rows, guards, runs), icount.md and the source stamp
+    (source.json) into out; returns the data. Raises RuntimeError when a
+    boot fails."""
+    runs = boot_runs(kernels, out, count, reps, boots, scenarios, log, timeout)
+    modules = modules or {}
     data = {"environment": {"count": count, "reps": reps, "boots": boots,
                             "qemu_opts": QEMU_OPTS, "source": source_stamp(),
-                            "kernels": {k: f"{b}" + (f" with {ko}" if ko else "")
+                            "kernels": {k: f"{b}" + (f" with {modules.get(k, ko)}" if ko else "")
                                         for k, (b, ko) in kernels.items()}},
-            "scenarios": list(scenarios), "rows": summarize(runs, scenarios), "runs": runs}
+            "scenarios": list(scenarios), "rows": summarize(runs, scenarios),
+            "guards": judge(runs), "runs": runs}
     (out / "icount.json").write_text(json.dumps(data, indent=2) + "\n")
     write_source_stamp(out)
     (out / "icount.md").write_text(markdown(data))
     return data
 
 
+def build_dummy_module(build: str | Path, tree: str | Path, rev: str, dest: Path,
+                       patch: str | Path | None = None, log_path: Path | None = None) -> Path:
+    """dummy.ko built out of tree against the build directory `build` from
+    drivers/net/dummy.c at rev of the git tree `tree`, with `patch` applied
+    (patch -p3: a patch of drivers/net/dummy.c). Returns the module's path;
+    raises RuntimeError when a step fails (its output in log_path)."""
+    shutil.rmtree(dest, ignore_errors=True)
+    dest.mkdir(parents=True)
+    (dest / "Kbuild").write_text("obj-m := dummy.o\n")
+    logfile: Path = log_path or dest / "build.log"
+    logfile.write_text("")
+
+    def step(cmd: list[str], to: Path | None = None) -> None:
+        with open(logfile, "a") as log:
+            log.write("$ " + " ".join(cmd) + "\n")
+            log.flush()
+            if to:
+                with open(to, "w") as out:
+                    code = subprocess.run(cmd, cwd=dest, stdout=out, stderr=log).returncode
+            else:
+                code = subprocess.run(cmd, cwd=dest, stdout=log, stderr=log).returncode
+        if code:
+            raise RuntimeError(f"dummy module for {dest.name}: {cmd[0]} exited {code} "
+                               f"(see {logfile})")
+
+    step(["git", "-C", str(tree), "show", f"{rev}:drivers/net/dummy.c"], dest / "dummy.c")
+    if patch:
+        step(["patch", "-p3", "-i", str(Path(patch).resolve())])
+    step(["make", "-C", str(Path(build).resolve()), f"M={dest.resolve()}", "CC=ccache gcc",
+          "modules"])
+    ko = dest / "dummy.ko"
+    if not ko.is_file():
+        raise RuntimeError(f"dummy module for {dest.name}: no {ko}")
+    return ko
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--kernel", action="append", required=True, metavar="LABEL=BUILD[:KO]",
                     help="a build directory, with a dummy.ko to load instead of its own")
+    ap.add_argument("--dummy-module", action="append", default=[],
+                    metavar="LABEL=TREE@REV[:PATCH]",
+                    help="build LABEL's dummy.ko out of tree against its build directory "
+                         "from drivers/net/dummy.c at REV of the git tree TREE, PATCH applied")
     ap.add_argument("--out", default="results/icount")
-    ap.add_argument("--count", type=int, default=20000)
+    ap.add_argument("--count", type=int, default=COUNT)
     ap.add_argument("--reps", type=int, default=3)
     ap.add_argument("--boots", type=int, default=2)
     ap.add_argument("--scenarios", type=lambda s: s.split(","), default=list(SCENARIOS))
@@ -154,13 +273,30 @@ def main(argv=None) -> int:
         if not label or not build:
             ap.error(f"--kernel {spec}: want LABEL=BUILD[:KO]")
         kernels[label] = (build, ko or None)
+    modules = {}
+    for spec in args.dummy_module:
+        label, _, rest = spec.partition("=")
+        tree, _, rest = rest.partition("@")
+        rev, _, patch = rest.partition(":")
+        if label not in kernels or kernels[label][1] or not tree or not rev:
+            ap.error(f"--dummy-module {spec}: want LABEL=TREE@REV[:PATCH] for a --kernel "
+                     "LABEL=BUILD given without a module")
+        modules[label] = (tree, rev, patch or None)
     if "base" not in kernels:
         ap.error("a kernel labelled base is needed: every row is compared with it")
     unknown = set(args.scenarios) - set(SCENARIOS)
     if unknown:
         ap.error(f"unknown scenarios: {', '.join(sorted(unknown))}")
+    out = Path(args.out)
     try:
-        data = run(kernels, Path(args.out), args.count, args.reps, args.boots, args.scenarios)
+        # The modules live as long as the boots: the record says what they are.
+        with tempfile.TemporaryDirectory(prefix="icount-modules.") as tmp:
+            for label, (tree, rev, patch) in modules.items():
+                build = kernels[label][0]
+                ko = build_dummy_module(build, tree, rev, Path(tmp) / label, patch)
+                kernels[label] = (build, str(ko))
+            data = run(kernels, out, args.count, args.reps, args.boots, args.scenarios,
+                       modules={k: module_note(*m) for k, m in modules.items()})
     except (RuntimeError, FileNotFoundError, OSError) as err:
         print(f"error: {err}", file=sys.stderr)
         return 1
