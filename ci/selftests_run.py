@@ -581,11 +581,13 @@ def install_kselftests(tree, root, targets, log=print, lean=True):
 # the test command's, the main command's ("all": the whole suite, as netdev
 # CI's tdc.sh runs it) and the stable trees' (run_matrix()'s default, with
 # the host's iproute2, measured so). The test command's: the qdiscs the
-# series changes (cake's cls_api callback included) and matchall, the
-# filter its cases add and delete, 175 cases. All of qdisc and filter (764)
-# take well over 20 min a kernel under TCG (pipeline.md), past its time.
+# series changes (cake's cls_api callback included), 153 cases in 9 files.
+# Not matchall: in the test command of 677d2ea the setup of its case 3329
+# failed on both kernels, and tdc skipped the three cases after it (the
+# main command's whole suite runs it). All of qdisc and filter (764) take
+# well over 20 min a kernel under TCG (pipeline.md), past its time.
 TDC_TEST_CATEGORIES = ("pfifo_fast", "fifo", "codel", "fq_codel", "sfq", "mq", "cake",
-                       "cake_mq", "matchall")
+                       "cake_mq")
 TDC_ALL = ("all",)
 TDC_STABLE_CATEGORIES = ("pfifo_fast", "fifo", "codel", "fq_codel", "sfq", "mq")
 TDC_TESTS = "tools/testing/selftests/tc-testing/tc-tests"
