@@ -162,7 +162,7 @@ class BenchTest(unittest.TestCase):
         """Given icount.py's results (the record, written before its guards
         were: they are judged from its runs), bench.md shows each icount guard
         beside its UML row, and the instructions per packet."""
-        record = Path(__file__).resolve().parents[2] / "Documentation/results/icount/icount.json"
+        record = Path(__file__).resolve().parent / "data/icount/icount-c802371.json"
         with tempfile.TemporaryDirectory() as tmp:
             args = self.args(tmp, fake_kernel(tmp, "base", 1.0), fake_kernel(tmp, "patched", 1.1))
             args.icount = record
