@@ -8,10 +8,11 @@ only).
 
 kselftest: the tree's selftests installed on the host as netdev CI installs
 them (make -C tools/testing/selftests TARGETS=... install, objects and
-install in --out), then the kernel built in BUILD booted by vng, running
-run_kselftest.sh -t for each test (default: the series' kselftests of
-selftests/programs.txt). The drivers/net ones run on a dummy
-(selftests/drv-net-dummy.sh), in a network namespace of their own.
+install in --out), then the kernel built in BUILD booted by vng (--tcg:
+without KVM), running run_kselftest.sh -t for each test (default: the
+series' kselftests of selftests/programs.txt). The drivers/net ones run as
+programs.txt runs them: on a dummy (selftests/drv-net-dummy.sh, in a
+network namespace of their own), on netdevsim (no NETIF), or both.
 kunit: the tree's kunit.py with the project's kunitconfig (the series'
 suites; --net adds the tree's networking ones) and the kernel arguments
 its SMP config needs (kunit/uml.py SERIES_KERNEL_ARGS).
@@ -40,34 +41,39 @@ IN_NETNS = ("unshare", "--net", "--mount", "--", "sh", "-c",
 
 
 def kselftest_tests() -> list[str]:
-    """COLLECTION:TEST of the series' kselftest programs."""
-    return [p.kselftest for p in read_programs() if p.kind == "kselftest"]
+    """COLLECTION:TEST of the series' kselftest programs, each once."""
+    return list(dict.fromkeys(p.kselftest for p in read_programs() if p.kind == "kselftest"))
 
 
-def drv_net_args() -> dict[str, list[str]]:
-    """{COLLECTION:TEST: the queue counts drv-net-dummy.sh takes} of the
-    drivers/net programs (programs.txt)."""
-    out = {}
+def kselftest_runs() -> dict[str, list[list[str] | None]]:
+    """{COLLECTION:TEST: how programs.txt runs it, once per program}: on a
+    dummy (the queue counts drv-net-dummy.sh takes) or None, through the
+    runner alone (a drivers/net test then runs on the netdevsim NetDrvEnv
+    makes)."""
+    out: dict[str, list[list[str] | None]] = {}
     for p in read_programs():
-        words = p.command.split()
-        if p.kind == "kselftest" and words[0].endswith("/drv-net-dummy.sh"):
-            out[p.kselftest] = words[3:]
+        if p.kind == "kselftest":
+            words = p.command.split()
+            out.setdefault(p.kselftest, []).append(
+                words[3:] if words[0].endswith("/drv-net-dummy.sh") else None)
     return out
 
 
-def kselftest_commands(tree: Path, build: Path, out: Path, tests: Sequence[str]
-                       ) -> list[list[str]]:
+def kselftest_commands(tree: Path, build: Path, out: Path, tests: Sequence[str],
+                       tcg: bool = False) -> list[list[str]]:
     install = out / "install"
     targets = list(dict.fromkeys(t.partition(":")[0] for t in tests))
     cmds = kselftest_install_commands(tree.resolve(), out / "build", install, targets)
-    drv = drv_net_args()
-    plain = [a for t in tests if t not in drv for a in ("-t", t)]
-    vng = ["vng", "--run", str(build.resolve()), "--user", "root", "--"]
+    runs = kselftest_runs()
+    plain = [a for t in tests if None in runs.get(t, [None]) for a in ("-t", t)]
+    vng = ["vng", "--run", str(build.resolve()), *(["--disable-kvm"] if tcg else []),
+           "--user", "root", "--"]
     if plain:
         cmds.append([*vng, str(install / "run_kselftest.sh"), *plain])
     for t in tests:
-        if t in drv:
-            cmds.append([*vng, *IN_NETNS, str(DRV_NET_DUMMY), str(install), t, *drv[t]])
+        for queues in runs.get(t, []):
+            if queues is not None:
+                cmds.append([*vng, *IN_NETNS, str(DRV_NET_DUMMY), str(install), t, *queues])
     return cmds
 
 
@@ -103,6 +109,8 @@ def main(argv: list[str] | None = None) -> int:
                    help="default: " + " ".join(kselftest_tests()))
     k.add_argument("--out", type=Path, default=Path("/tmp/mqbypass-kselftest"),
                    help="selftests build and install (default %(default)s)")
+    k.add_argument("--tcg", action="store_true",
+                   help="QEMU without KVM (vng --disable-kvm), as the pipeline's VMs run")
     u = sub.add_parser("kunit", help="the series' KUnit suites with the tree's kunit.py")
     u.add_argument("tree", type=Path)
     u.add_argument("--build-dir", type=Path, help="kunit.py --build_dir (default: its own)")
@@ -119,7 +127,7 @@ def main(argv: list[str] | None = None) -> int:
             bad = [t for t in tests if ":" not in t]
             if bad:
                 ap.error(f"-t {bad[0]}: not COLLECTION:TEST (e.g. net:qdisc_bypass.py)")
-            cmds = kselftest_commands(args.tree, args.build, args.out, tests)
+            cmds = kselftest_commands(args.tree, args.build, args.out, tests, args.tcg)
             need = [args.tree / "tools/testing/selftests", args.build / "arch/x86/boot/bzImage"]
             cwd = None
         elif args.cmd == "kunit":

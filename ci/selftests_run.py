@@ -42,7 +42,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ci import report
-from ci.ktap_parse import Ktap, parse_results, parse_runner, parse_tdc
+from ci.ktap_parse import CaseResult, Ktap, parse_results, parse_runner, parse_tdc
 from common.cache import cache_dir
 from common.programs import CXX_BUILD, PROGRAMS_TXT, read_programs
 from common.stamp import write_source_stamp
@@ -264,6 +264,24 @@ EXIT_RE = re.compile(r"^exit=(\d+)$")
 RUNNER_RC = {"": 0, "SKIP": 4, "XFAIL": 2}
 
 
+KTAP_VERSION_RE = re.compile(r"^\s*(?:KTAP|TAP) version \d+")
+
+
+def shell_test_ktap(done):
+    """The one case of a shell test that prints no KTAP of its own (e.g.
+    netdevsim's peer.sh; a Python test always does): named after its file, its status the
+    runner's result (SKIP: exit 4), its diagnostics the test's output."""
+    if not done.ok:
+        status, reason = "fail", ""
+    elif done.directive.startswith("SKIP"):
+        status, reason = "skip", done.directive[4:].strip()
+    else:
+        status, reason = "pass", ""
+    return Ktap(plan=1, results=[(done.test.partition(":")[2],
+                                  CaseResult(status, reason, list(done.lines)))],
+                parser="runner")
+
+
 def read_kselftest(out, stderr, rc, test, tree=""):
     """ProgramRun of a kselftest program: out, stderr and rc those of the
     runner (run_kselftest.sh -t test, or drv-net-dummy.sh around it). Its
@@ -280,6 +298,7 @@ def read_kselftest(out, stderr, rc, test, tree=""):
       file missing or not executable);
     - no result for the test, another test than the one asked for, more
       than one result, or a runner exit code its result does not imply.
+    A shell test that prints no KTAP of its own is one case (shell_test_ktap()).
     """
     runner = parse_runner(out)
     what = f"exit {rc}" if rc is not None else "no exit code"
@@ -307,6 +326,8 @@ def read_kselftest(out, stderr, rc, test, tree=""):
                           runner=probs + [f"run_kselftest.sh gave no result for "
                                           f"{test or 'the test'}{started} ({what}{why})"])
     ktap = parse_results("\n".join(done.lines), tree)
+    if done.test.endswith(".sh") and not any(KTAP_VERSION_RE.match(ln) for ln in done.lines):
+        ktap = shell_test_ktap(done)
     if rc is not None and rc != (0 if done.ok else 1):
         probs.append(f"run_kselftest.sh {what}, its result ({'ok' if done.ok else 'not ok'}) "
                      f"implies exit {0 if done.ok else 1}")

@@ -25,6 +25,9 @@ PACKAGES=(
 	qemu-system-x86 busybox-static iproute2 ethtool python3-pyroute2 python3-scapy
 	# ping: the setup of the tc-testing cases 82d9 and c797
 	iputils-ping
+	# udevadm: lib/py's NetdevSimDev settles udev after creating a netdevsim
+	# (the drivers/net tests on netdevsim); socat: netdevsim/peer.sh's traffic
+	udev socat
 	# C++ selftests and tools
 	cmake g++ libmnl-dev libgtest-dev clang-format clang-tidy
 	nlohmann-json3-dev libcli11-dev libtracefs-dev libtraceevent-dev pkg-config

@@ -370,7 +370,8 @@ class BenchTest(unittest.TestCase):
             self.assertIn("| netdevsim | sink_nsim_mq | supported | 2 (and 2 RX) | no, differs in "
                           "3/3: the sum is 0.0% of the packets sent (median) | 2 mq classes; "
                           "Sent sum = pktgen sent in 3/3 | 0.0% / 100.0% |", section)
-            self.assertIn("- netdevsim: stat_ops with synthetic per-queue values", section)
+            self.assertIn("- netdevsim: stat_ops counting per queue (the netdevsim-qstats "
+                          "series)", section)
 
     def test_no_bypass_tracepoint_comparisons(self):
         keys = [c.key for c in bench.COMPARISONS]

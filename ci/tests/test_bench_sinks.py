@@ -20,9 +20,12 @@ CLASSES = "".join(line + "\n" for line in (
     " backlog 0b 0p requeues 1"))
 
 
-def dump(supported=True, tx=(), rx=(), link=(0, 0), error="EOPNOTSUPP (Operation not supported)"):
+def dump(supported=True, tx=(), rx=(), link=(0, 0), error="EOPNOTSUPP (Operation not supported)",
+         drops=()):
     queues = [{"type": "rx", "id": i, "rx_packets": n} for i, n in enumerate(rx)]
     queues += [{"type": "tx", "id": i, "tx_packets": n} for i, n in enumerate(tx)]
+    for i, n in enumerate(drops):  # tx-hw-drops where the driver reports it
+        queues[len(rx) + i]["tx_hw_drops"] = n
     return {"subcommand": "qstats",
             "queue_scope": {"supported": supported, "error": None if supported else error,
                             "queues": queues if supported else []},
@@ -103,6 +106,23 @@ class RecordsTest(unittest.TestCase):
                                                           "of the packets sent (median)")
         self.assertEqual(bench_report.classes_cell(r),
                          "2 mq classes; Sent sum = pktgen sent in 3/3")
+
+    def test_summary_netdevsim_counting_drops(self):
+        # Unlinked, with true per-queue counters: nothing sent, every packet a
+        # tx-hw-drop of its queue, their sum the link's tx_dropped.
+        r = self.summary([result(3000, dump(tx=[0, 0], drops=[7, 0], link=(0, 7)),
+                                 dump(tx=[0, 0], drops=[2057, 950], link=(0, 3007)))] * 2)
+        self.assertEqual((r["qstats_compared"], r["qstats_exact"]), (2, 0))
+        self.assertEqual((r["qstats_drops_compared"], r["qstats_drops_exact"]), (2, 2))
+        self.assertEqual(bench_report.qstats_sum_cell(r),
+                         "no, differs in 2/2: the sum is 0.0% of the packets sent (median); "
+                         "tx-hw-drops: the queues' sum = link tx_dropped and tx-packets + "
+                         "tx-hw-drops = pktgen sent in 2/2")
+        # A drop counted on no queue is caught.
+        r = self.summary([result(3000, dump(tx=[0, 0], drops=[0, 0]),
+                                 dump(tx=[0, 0], drops=[2000, 999], link=(0, 3000)))])
+        self.assertEqual((r["qstats_drops_compared"], r["qstats_drops_exact"]), (1, 0))
+        self.assertIn("in 0/1", bench_report.qstats_sum_cell(r))
 
     def test_summary_veth(self):
         r = self.summary([result(3000, dump(False), dump(False, link=(2990, 10)))] * 2,

@@ -81,7 +81,7 @@ class DevTest(unittest.TestCase):
     def test_kselftest_default_is_the_series_kselftests(self):
         code, out, _ = self.devtest("--dry-run", "kselftest", self.tree, self.build)
         self.assertEqual(code, 0)
-        self.assertIn("'TARGETS=net drivers/net'", out)
+        self.assertIn("'TARGETS=net drivers/net drivers/net/netdevsim'", out)
         for test in ("net:dummy_queues.py", "net:qdisc_limit_zero.py", "net:qdisc_bypass.py"):
             self.assertIn(f"-t {test}", out)
         # drivers/net on a dummy with programs.txt's queue counts, in a netns.

@@ -75,13 +75,14 @@ class FragmentsTest(unittest.TestCase):
                              "CONFIG_DRIVERS_NET_TIP=y\n")
             with self.assertRaises(kconfig_tree.GitError):
                 kconfig_tree.extract(tree, "HEAD", ws, ["tc-testing"])
-            (kconfig_tree.fragment_path(ws, "tc-testing")).write_text("CONFIG_TDC=y\n")
+            for coll in ("drivers/net/netdevsim", "tc-testing"):
+                kconfig_tree.fragment_path(ws, coll).write_text("CONFIG_X=y\n")
             extra = Path(tmp) / "debug.config"
             frags = kconfig_tree.test_fragments(ws, [extra])
             self.assertEqual([f.name for f in frags],
                              ["vng.config", "defconfig-net.config", "net.config",
-                              "drivers-net.config", "tc-testing.config", "net-tests.config",
-                              "debug.config"])
+                              "drivers-net.config", "drivers-net-netdevsim.config",
+                              "tc-testing.config", "net-tests.config", "debug.config"])
 
 
 class CollectionsTest(unittest.TestCase):
@@ -97,7 +98,8 @@ class CollectionsTest(unittest.TestCase):
             self.assertEqual(kconfig_tree.collections(progs), ["net", "drivers/net", "tc-testing"])
 
     def test_of_the_project(self):
-        self.assertEqual(kconfig_tree.collections(), ["net", "drivers/net", "tc-testing"])
+        self.assertEqual(kconfig_tree.collections(),
+                         ["net", "drivers/net", "drivers/net/netdevsim", "tc-testing"])
 
 
 if __name__ == "__main__":

@@ -192,3 +192,40 @@ class RunnerTest(unittest.TestCase):
 
 if __name__ == "__main__":
     unittest.main()
+
+
+class ShellTestTest(unittest.TestCase):
+    """A test that prints no KTAP of its own (netdevsim's peer.sh) is one
+    case named after its file, judged by the runner's result: it passes,
+    fails or skips (exit 4) as the runner says, never as a missing plan."""
+
+    PROG, TEST = "netdevsim.peer.sh", "drivers/net/netdevsim:peer.sh"
+
+    def judge(self, result, directive, rc, want):
+        expect = {self.PROG: {"peer.sh": {"base": want, "patched": want,
+                                          "why": "control: x" if want == "pass" else "base: x"}}}
+        run = selftests_run.read_kselftest(
+            runner_out(["PASSED all 3 checks"], result, directive, self.TEST, 600), "", rc,
+            self.TEST)
+        res = selftests_run.judge({"base": {self.PROG: run}, "patched": {self.PROG: run}},
+                                  expect, [(self.PROG, "kselftest")], ["base", "patched"])
+        return res, run
+
+    def test_pass(self):
+        res, run = self.judge("ok", "", 0, "pass")
+        self.assertTrue(res.ok, res.problems)
+        self.assertEqual(run.ktap.plan, 1)
+        self.assertEqual([(n, r.status, r.diag) for n, r in run.ktap.results],
+                         [("peer.sh", "pass", ["PASSED all 3 checks"])])
+
+    def test_failure_fails(self):
+        res, run = self.judge("not ok", "exit=1", 1, "pass")
+        self.assertFalse(res.ok)
+        self.assertEqual(run.ktap.results[0][1].status, "fail")
+        self.assertTrue(any("peer.sh on base" in p or "peer.sh: peer.sh on base" in p
+                            for p in res.problems), res.problems)
+
+    def test_skip_is_not_a_pass(self):
+        res, run = self.judge("ok", "SKIP", 4, "pass")
+        self.assertFalse(res.ok)
+        self.assertEqual(run.ktap.results[0][1].status, "skip")

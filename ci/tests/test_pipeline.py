@@ -191,16 +191,18 @@ class SubmissionTest(unittest.TestCase):
         # The report is stamped with the project commit it comes from.
         stamp = json.loads((tmp / "b4/source.json").read_text())
         self.assertEqual(set(stamp), {"commit", "dirty", "patches_sha256"})
-        self.assertIn("post now: net/qdisc-bypass, net-next/drv-net-stats, net-next/dummy-mq; "
+        self.assertIn("post now: net/qdisc-bypass, net-next/drv-net-stats, net-next/dummy-mq, "
+                      "net-next/netdevsim-qstats; "
                       "net-next/qdisc-bypass after net/qdisc-bypass is merged into net-next",
                       stage.summary)
         lines = stage.details.splitlines()
         self.assertEqual(lines[:2], ["posting order:", "1. net/qdisc-bypass: post now"])
-        self.assertIn("4. net-next/qdisc-bypass: blocked until net/qdisc-bypass is merged into "
+        self.assertIn("5. net-next/qdisc-bypass: blocked until net/qdisc-bypass is merged into "
                       "net-next", lines)
         posting = {c.name: c.status for c in stage.cases if c.suite == "posting"}
         self.assertEqual(posting, {"net/qdisc-bypass": "pass", "net-next/drv-net-stats": "pass",
-                                   "net-next/dummy-mq": "pass", "net-next/qdisc-bypass": "skip"})
+                                   "net-next/dummy-mq": "pass", "net-next/netdevsim-qstats": "pass",
+                                   "net-next/qdisc-bypass": "skip"})
 
 
 if __name__ == "__main__":

@@ -84,8 +84,8 @@ class VmDebugTest(unittest.TestCase):
         self.assertEqual([b[0] for b in builds], ["build-x86-debug", "build-x86-kcsan"])
         self.assertEqual([f.name for f in builds[0][1]],
                          ["vng.config", "defconfig-net.config", "net.config",
-                          "drivers-net.config", "tc-testing.config", "net-tests.config",
-                          "debug.config"])
+                          "drivers-net.config", "drivers-net-netdevsim.config",
+                          "tc-testing.config", "net-tests.config", "debug.config"])
         self.assertEqual([c[0] for c in calls], ["debug", "kcsan"])
         for _, kernels, kw in calls:
             self.assertEqual(list(kernels), ["patched"])

@@ -393,7 +393,8 @@ class PinTest(unittest.TestCase):
             cmd = stable_vm.subprocess.run.call_args.args[0]
             self.assertEqual([Path(c).name for c in cmd[5:]],
                              ["vng.config", "defconfig-net.config", "net.config",
-                              "drivers-net.config", "tc-testing.config", "net-tests.config"])
+                              "drivers-net.config", "drivers-net-netdevsim.config",
+                              "tc-testing.config", "net-tests.config"])
         msg = str(cm.exception)
         self.assertIn("stable 6.12: the base kernel does not build", msg)
         self.assertIn("dummy.c:1: error: boom", msg)

@@ -35,6 +35,7 @@ Status parse_qstats(const nlmsghdr *nlh, QStats &out)
     out.rx_bytes = nl::attr_uint(tb, NETDEV_A_QSTATS_RX_BYTES);
     out.tx_packets = nl::attr_uint(tb, NETDEV_A_QSTATS_TX_PACKETS);
     out.tx_bytes = nl::attr_uint(tb, NETDEV_A_QSTATS_TX_BYTES);
+    out.tx_hw_drops = nl::attr_uint(tb, NETDEV_A_QSTATS_TX_HW_DROPS);
     out.tx_stop = nl::attr_uint(tb, NETDEV_A_QSTATS_TX_STOP);
     out.tx_wake = nl::attr_uint(tb, NETDEV_A_QSTATS_TX_WAKE);
     return {};

@@ -24,6 +24,7 @@ struct QStats {
     std::optional<std::uint64_t> rx_bytes;
     std::optional<std::uint64_t> tx_packets;
     std::optional<std::uint64_t> tx_bytes;
+    std::optional<std::uint64_t> tx_hw_drops;
     std::optional<std::uint64_t> tx_stop;
     std::optional<std::uint64_t> tx_wake;
 };

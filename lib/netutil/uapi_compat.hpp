@@ -49,6 +49,7 @@ inline constexpr std::uint16_t NETDEV_A_QSTATS_RX_PACKETS = 8;
 inline constexpr std::uint16_t NETDEV_A_QSTATS_RX_BYTES = 9;
 inline constexpr std::uint16_t NETDEV_A_QSTATS_TX_PACKETS = 10;
 inline constexpr std::uint16_t NETDEV_A_QSTATS_TX_BYTES = 11;
+inline constexpr std::uint16_t NETDEV_A_QSTATS_TX_HW_DROPS = 24;
 inline constexpr std::uint16_t NETDEV_A_QSTATS_TX_STOP = 33;
 inline constexpr std::uint16_t NETDEV_A_QSTATS_TX_WAKE = 34;
 inline constexpr std::uint16_t NETDEV_A_QSTATS_MAX = 34;

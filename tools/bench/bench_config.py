@@ -157,9 +157,10 @@ SINKS = [
          "none: not linked (link_device would need a second netdevsim and netns fds)", "none",
          "no linked peer: frees the packet as a drop (kfree_skb_reason, tx_dropped), "
          "tx_packets stays 0; not lltx: under the TX queue's xmit lock",
-         "stat_ops with synthetic per-queue values (netdev.c: \"We don't have true per-queue "
-         "stats, yet\"): queue 0 reports the device's tx_packets minus 1, every other queue 0, "
-         "whichever queue sent; unlinked, tx_packets stays 0, so every queue reports 0",
+         "stat_ops counting per queue (the netdevsim-qstats series): each TX queue its packets "
+         "sent and, as tx-hw-drops, its drops; unlinked, every packet is a drop of its queue. "
+         "The base kernel's values are synthetic (netdev.c: \"We don't have true per-queue "
+         "stats, yet\"): queue 0 the device's tx_packets minus 1, every other queue 0",
          ("echo \"7 1 N\" > /sys/bus/netdevsim/new_device",
           "ip link set $(ls /sys/bus/netdevsim/devices/netdevsim7/net/) name n0",
           "ip link set n0 up", "tc qdisc replace dev n0 root handle 1: mq",

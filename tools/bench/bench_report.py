@@ -316,10 +316,14 @@ def qstats_sum_cell(r):
     n, exact = r["qstats_compared"], r["qstats_exact"]
     if not n:
         return "- (no per-queue tx-packets)" if r["qstats_supported"] != [True] else "-"
-    if exact == n:
-        return f"yes, equal in {n}/{n}"
-    return (f"no, differs in {n - exact}/{n}: the sum is {pct(r['qstats_sum_share'])} "
-            "of the packets sent (median)")
+    out = (f"yes, equal in {n}/{n}" if exact == n else
+           f"no, differs in {n - exact}/{n}: the sum is {pct(r['qstats_sum_share'])} "
+           "of the packets sent (median)")
+    drops = r.get("qstats_drops_compared", 0)
+    if drops:
+        out += ("; tx-hw-drops: the queues' sum = link tx_dropped and tx-packets + tx-hw-drops "
+                f"= pktgen sent in {r['qstats_drops_exact']}/{drops}")
+    return out
 
 
 def classes_cell(r):

@@ -66,12 +66,17 @@ def parse_classes(text):
     return out
 
 
-def tx_queue_packets(dump):
-    """{queue id: tx_packets} of the TX entries of a qstats dump's queue scope
-    (entries without tx_packets count as absent)."""
+def tx_queue_counter(dump, key="tx_packets"):
+    """{queue id: counter} of the TX entries of a qstats dump's queue scope
+    (entries without the counter count as absent)."""
     queues = ((dump or {}).get("queue_scope") or {}).get("queues") or []
-    return {q["id"]: q["tx_packets"] for q in queues
-            if q.get("type") == "tx" and isinstance(q.get("tx_packets"), int)}
+    return {q["id"]: q[key] for q in queues
+            if q.get("type") == "tx" and isinstance(q.get(key), int)}
+
+
+def tx_queue_packets(dump):
+    """{queue id: tx_packets} of a qstats dump's TX queues."""
+    return tx_queue_counter(dump, "tx_packets")
 
 
 def link_delta(before, after, key):
@@ -98,6 +103,9 @@ def one_repetition(result):
         if q["supported"] and a and isinstance(before, dict) and before.get("queue_scope"):
             q["per_queue"] = {k: v - b.get(k, 0) for k, v in a.items()}
             q["sum"] = sum(q["per_queue"].values())
+            # what the queues counted as dropped (tx-hw-drops), where they report it
+            da, db = tx_queue_counter(after, "tx_hw_drops"), tx_queue_counter(before, "tx_hw_drops")
+            q["drops_sum"] = sum(v - db.get(k, 0) for k, v in da.items()) if da else None
         out["qstats"] = q
     elif isinstance(after, dict):
         out["qstats"] = {"unreadable": "; ".join(after.get("errors") or ["no queue_scope"])}
@@ -144,6 +152,14 @@ def sink_records(runs, sinks=SINKS, kernel=KERNEL):
                 "qstats_exact": sum(r["qstats"]["sum"] == r["sent"] for r in compared),
                 "qstats_sum_share": median_or_none(share(r["qstats"]["sum"], r["sent"])
                                                    for r in compared),
+                # the queues' tx-hw-drops against the link's tx_dropped and pktgen's count
+                "qstats_drops_compared": sum(r["qstats"].get("drops_sum") is not None
+                                             for r in compared),
+                "qstats_drops_exact": sum(
+                    r["qstats"].get("drops_sum") is not None and r["link"] is not None
+                    and r["qstats"]["drops_sum"] == r["link"]["tx_dropped"]
+                    and r["qstats"]["sum"] + r["qstats"]["drops_sum"] == r["sent"]
+                    for r in compared),
                 "classes_compared": len(classes),
                 "classes_count": sorted({r["classes"]["count"] for r in classes}),
                 "classes_kinds": sorted({k for r in classes for k in r["classes"]["kinds"]}),

@@ -19,9 +19,10 @@ using Counter = std::optional<std::uint64_t> QStats::*;
 
 // The counters QStats carries, in the netdev family's order.
 constexpr std::pair<const char *, Counter> kCounters[] = {
-        {"rx_packets", &QStats::rx_packets}, {"rx_bytes", &QStats::rx_bytes},
-        {"tx_packets", &QStats::tx_packets}, {"tx_bytes", &QStats::tx_bytes},
-        {"tx_stop", &QStats::tx_stop},       {"tx_wake", &QStats::tx_wake},
+        {"rx_packets", &QStats::rx_packets},   {"rx_bytes", &QStats::rx_bytes},
+        {"tx_packets", &QStats::tx_packets},   {"tx_bytes", &QStats::tx_bytes},
+        {"tx_hw_drops", &QStats::tx_hw_drops}, {"tx_stop", &QStats::tx_stop},
+        {"tx_wake", &QStats::tx_wake},
 };
 
 // The counters an entry reports (absent ones are left out).
