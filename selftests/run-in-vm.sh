@@ -44,6 +44,14 @@ ip link set lo up
 exec bash -c "$1"'
 mkdir -p "$out"
 uname -r > "$out/uname"
+# /dev/stdout and its siblings as every system has them. With udev in the
+# guest, virtme-ng links /dev/stdout to its console port
+# (/dev/virtio-ports/virtme.dev_stdout): the kselftest runner, which writes
+# a test's output through 4>>/dev/stdout, would send it to the console
+# instead of the program's own output.
+for std in 0:stdin 1:stdout 2:stderr; do
+	ln -sfn "/proc/self/fd/${std%%:*}" "/dev/${std#*:}"
+done
 # timeout(1) below, and ping's -W, need POSIX timers (CONFIG_POSIX_TIMERS):
 # without them a hung program hangs the VM. The host names it (no-timers).
 timeout 1 sleep 3
