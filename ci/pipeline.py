@@ -58,8 +58,11 @@ class Pipeline(HostStages, CheckStages, SubmitStages, MailStages, BootStages, Be
         self.ws = WS
 
     PLAN = {
+        # The test command stays well inside CI's 90 minutes cold on the
+        # slower machine: the mailing-list round trip and the instruction
+        # counts run in the main job only (Documentation/pipeline.md).
         "test": ["setup", "base", "apply", "userspace", "host_tests", "build_base", "checks",
-                 "submission", "mailing_list", "kunit", "vm", "icount"],
+                 "submission", "kunit", "vm"],
         "main": ["setup", "base", "apply", "userspace", "build_base", "checks", "submission",
                  "mailing_list", "kunit", "vm", "icount", "vm_debug", "bench"],
     }

@@ -105,7 +105,8 @@ class BootStages(TreeStages):
             {"base": self.base_build, "patched": self.series_build},
             self.results / "vm", tree=self.series_tree, log=log,
             tdc_categories=selftests_run.TDC_ALL if whole else selftests_run.TDC_TEST_CATEGORIES,
-            tdc_base_all=whole, iproute2=iproute2, timeout=VM_TIMEOUT["main" if whole else "test"],
+            tdc_base_all=whole, controls_on_base=whole, iproute2=iproute2,
+            timeout=VM_TIMEOUT["main" if whole else "test"],
             tdc_timeout=TDC_TIMEOUT["main" if whole else "test"])
         log(outcome.matrix)
         try:

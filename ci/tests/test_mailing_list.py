@@ -286,10 +286,10 @@ class StageTest(unittest.TestCase):
             p.stage_mailing_list(stage)
         return stage
 
-    def test_stage_in_both_modes_after_submission_needing_apply(self):
-        for mode in ("test", "main"):
-            plan = pipeline.Pipeline.PLAN[mode]
-            self.assertEqual(plan.index("mailing_list"), plan.index("submission") + 1)
+    def test_stage_in_the_main_job_after_submission_needing_apply(self):
+        plan = pipeline.Pipeline.PLAN["main"]
+        self.assertEqual(plan.index("mailing_list"), plan.index("submission") + 1)
+        self.assertNotIn("mailing_list", pipeline.Pipeline.PLAN["test"])
         self.assertEqual(pipeline.Pipeline.NEEDS["mailing_list"], ["apply"])
 
     def test_list_failure_is_a_named_stage_failure(self):

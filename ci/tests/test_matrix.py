@@ -486,7 +486,10 @@ class RunMatrixTest(unittest.TestCase):
     """run_matrix() with the VM replaced by the recorded results: the "build
     directory" of each kernel is the folder of its recorded outputs."""
 
-    def run_matrix(self, scenario, fail=(), no_timers=(), hang=None, stale=False):
+    def run_matrix(self, scenario, fail=(), no_timers=(), hang=None, stale=False, expect=None,
+                   **kw):
+        self.commands = {}
+
         def fake_run_vm(build, command, rwdir, timeout, log_path):
             # run_matrix() starts each kernel from an empty results directory.
             self.assertFalse(Path(rwdir).exists())
@@ -495,6 +498,13 @@ class RunMatrixTest(unittest.TestCase):
             # The tree each kernel is built from, told to the programs.
             self.assertTrue(command.startswith(f"SELFTEST_KERNEL={label} "), command)
             shutil.copytree(build, rwdir, dirs_exist_ok=True)
+            self.commands[label] = command
+            if " --only=" in command:
+                # run-in-vm.sh runs only those: the others leave nothing.
+                only = command.split(" --only=")[1].split()[0].split(",")
+                for f in Path(rwdir).iterdir():
+                    if f.name.rsplit(".", 1)[0] not in only:
+                        f.unlink()
             Path(log_path).write_text("console\n")
             if hang and label == "patched":
                 # The VM is stopped while program `hang` runs: it and those
@@ -528,8 +538,61 @@ class RunMatrixTest(unittest.TestCase):
                     shutil.copytree(DATA / scenario / label, Path(tmp) / label)
                     (Path(tmp) / label / "complete").write_text("done\n")
             return selftests_run.run_matrix(kernels, tmp, bindir="/nonexistent", tree="",
-                                            log=lambda *_: None, expect=expectations(),
-                                            progs=PROGS)
+                                            log=lambda *_: None,
+                                            expect=expect or expectations(), progs=PROGS, **kw)
+
+    def control_expectations(self):
+        """expectations() with drivers.net.dummy_queues.py a control program:
+        every case passing on both kernels."""
+        expect = expectations()
+        expect["drivers.net.dummy_queues.py"] = {
+            case: {"why": "control"} for case in expect["drivers.net.dummy_queues.py"]}
+        return expect
+
+    def test_control_program_that_passed_on_patched_not_rerun_on_base(self):
+        expect = self.control_expectations()
+        out = self.run_matrix("good", expect=expect, controls_on_base=False)
+        self.assertTrue(out.ok, out.summary)
+        self.assertIn("x 2 kernels, 1 control program(s) not rerun on base, all as expected",
+                      out.summary)
+        self.assertNotIn("drivers.net.dummy_queues.py", self.commands["base"])
+        self.assertIn("--only=dummy_channels,qdisc_bypass,net.qdisc_limit_zero.py",
+                      self.commands["base"])
+        self.assertIn("drivers.net.dummy_queues.py", self.commands["patched"])
+        rows = [r.split() for r in out.matrix.splitlines()
+                if r.startswith("drivers.net.dummy_queues.py: ")]
+        self.assertEqual([r[2:] for r in rows],
+                         [["control", "not", "run", "(control)", "pass", "(pass)", "ok"]] * 2)
+        # The same run with the controls rerun: the base runs everything, and
+        # fails this made-up control (the recorded base has no channels).
+        out = self.run_matrix("good", expect=expect)
+        self.assertFalse(out.ok)
+        self.assertIn("dummy_queues.channels_get on base: control, got fail", out.summary)
+        self.assertIn("drivers.net.dummy_queues.py", self.commands["base"])
+
+    def test_control_program_failing_on_patched_reruns_on_base(self):
+        expect = self.control_expectations()
+        run = selftests_run.read_program(DATA / "good" / "patched", "drivers.net.dummy_queues.py",
+                                         "ktap")
+        self.assertEqual(selftests_run.patched_only(expect, PROGS, LABELS,
+                                                    {"drivers.net.dummy_queues.py": run}),
+                         {"drivers.net.dummy_queues.py"})
+        failing = selftests_run.read_program(DATA / "good" / "base",
+                                             "drivers.net.dummy_queues.py", "ktap")
+        self.assertEqual(selftests_run.patched_only(expect, PROGS, LABELS,
+                                                    {"drivers.net.dummy_queues.py": failing}),
+                         set())
+        # Without a base beside the patched kernel, nothing is left out.
+        self.assertEqual(selftests_run.patched_only(expect, PROGS, ["patched"],
+                                                    {"drivers.net.dummy_queues.py": run}), set())
+
+    def test_control_programs_are_those_without_new_behaviour(self):
+        expect = self.control_expectations()
+        self.assertEqual(selftests_run.control_programs(expect, PROGS, LABELS),
+                         {"drivers.net.dummy_queues.py"})
+        self.assertEqual(selftests_run.control_programs(
+            {"tc-testing": {"0321": {"why": "control"}}}, [("tc-testing", "tdc")], LABELS),
+            set())
 
     def test_recorded_run(self):
         out = self.run_matrix("good")
