@@ -662,8 +662,9 @@ def tdc_subset(expect, progs, label, labels, failing=(), listed=()):
     return f"TDC_IDS='{' '.join(ids)}' " if ids else ""
 
 
-def tdc_failing(run):
-    """The ids of the cases of a tdc ProgramRun that did not pass."""
+def failing_cases(run):
+    """The ids of the cases of a ProgramRun that did not pass (none of a
+    program that did not run)."""
     return {case for case, res in run.ktap.results if res.status != "pass"} if run else set()
 
 
@@ -690,7 +691,7 @@ def patched_only(expect, progs, labels, patched_runs):
         run = patched_runs.get(prog)
         if run is None or program_problems(kinds[prog], run.ktap, run.rc, run.runner):
             continue
-        if run.ktap.results and all(r.status == "pass" for _, r in run.ktap.results):
+        if run.ktap.results and not failing_cases(run):
             out.add(prog)
     return out
 
@@ -760,13 +761,14 @@ def run_matrix(kernels, outdir, bindir=CXX_BUILD, tree="", timeout=1800, log=pri
     order = list(kernels)
     if ((tdc_env and not tdc_base_all) or not controls_on_base) and \
             "base" in kernels and "patched" in kernels:
-        order.sort(key=lambda label: label != "patched")  # the base reruns its failures
+        # Patched first: the base reruns its tdc failures, and skips the controls that passed.
+        order.sort(key=lambda label: label != "patched")
     not_run = {}
     for label in order:
         build = kernels[label]
         shared_dir = Path(outdir) / label
         failing = {c for p, k in progs if k == "tdc"
-                   for c in tdc_failing(runs.get("patched", {}).get(p))}
+                   for c in failing_cases(runs.get("patched", {}).get(p))}
         subset = "" if tdc_base_all else tdc_subset(expect, progs, label, list(kernels),
                                                     failing, tdc_listed)
         mine = progs

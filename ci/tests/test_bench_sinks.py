@@ -75,6 +75,15 @@ class RecordsTest(unittest.TestCase):
         self.assertEqual(r["classes"], {"count": 2, "sum": 3000, "kinds": ["mq"]})
         self.assertEqual(r["link"], {"tx_packets": 3005, "tx_dropped": 0})
 
+    def test_queue_drops_counted_from_the_before_dump(self):
+        # netdevsim unlinked: tx-hw-drops per queue, a queue absent before counts from 0.
+        r = bench_sinks.one_repetition(result(3000, dump(tx=[0], drops=[7]),
+                                              dump(tx=[0, 0], drops=[2057, 950])))
+        self.assertEqual(r["qstats"]["sum"], 0)
+        self.assertEqual(r["qstats"]["drops_sum"], 3000)
+        r = bench_sinks.one_repetition(result(3000, dump(tx=[5]), dump(tx=[3005])))
+        self.assertIsNone(r["qstats"]["drops_sum"])
+
     def test_no_before_dump_no_sum(self):
         r = bench_sinks.one_repetition(result(3000, None, dump(tx=[10, 20])))
         self.assertTrue(r["qstats"]["supported"])

@@ -74,9 +74,11 @@ def tx_queue_counter(dump, key="tx_packets"):
             if q.get("type") == "tx" and isinstance(q.get(key), int)}
 
 
-def tx_queue_packets(dump):
-    """{queue id: tx_packets} of a qstats dump's TX queues."""
-    return tx_queue_counter(dump, "tx_packets")
+def tx_queue_delta(before, after, key):
+    """{queue id: after - before} of one counter of the TX queues two qstats
+    dumps report it for (a queue new in after counts from 0)."""
+    b = tx_queue_counter(before, key)
+    return {k: v - b.get(k, 0) for k, v in tx_queue_counter(after, key).items()}
 
 
 def link_delta(before, after, key):
@@ -99,13 +101,14 @@ def one_repetition(result):
         q = {"supported": bool(scope.get("supported")), "error": scope.get("error"),
              "tx_queues": sum(e.get("type") == "tx" for e in queues),
              "rx_queues": sum(e.get("type") == "rx" for e in queues), "sum": None}
-        a, b = tx_queue_packets(after), tx_queue_packets(before)
-        if q["supported"] and a and isinstance(before, dict) and before.get("queue_scope"):
-            q["per_queue"] = {k: v - b.get(k, 0) for k, v in a.items()}
-            q["sum"] = sum(q["per_queue"].values())
+        per_queue = tx_queue_delta(before, after, "tx_packets")
+        if q["supported"] and per_queue and isinstance(before, dict) \
+                and before.get("queue_scope"):
+            q["per_queue"] = per_queue
+            q["sum"] = sum(per_queue.values())
             # what the queues counted as dropped (tx-hw-drops), where they report it
-            da, db = tx_queue_counter(after, "tx_hw_drops"), tx_queue_counter(before, "tx_hw_drops")
-            q["drops_sum"] = sum(v - db.get(k, 0) for k, v in da.items()) if da else None
+            drops = tx_queue_delta(before, after, "tx_hw_drops")
+            q["drops_sum"] = sum(drops.values()) if drops else None
         out["qstats"] = q
     elif isinstance(after, dict):
         out["qstats"] = {"unreadable": "; ".join(after.get("errors") or ["no queue_scope"])}
