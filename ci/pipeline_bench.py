@@ -98,10 +98,9 @@ class BenchStages(TreeStages):
     def stage_icount(self, stage):
         """The main command boots every kernel (the counter designs' dummy
         modules built out of tree on the patched build) twice with every
-        row; another mode (the test command's plan had it until its cold
-        run grew past its time) boots base and patched once each with the
-        guards' rows. Then the negative-control kernel, whose path guards
-        must fail."""
+        row; the test command boots base and patched once each with the
+        guards' rows (every boot on one clocksource: icount.CLOCKSOURCE).
+        Then the negative-control kernel, whose path guards must fail."""
         from tools.bench import icount  # noqa: PLC0415
         full = self.mode == "main"
         out = self.results / "icount"

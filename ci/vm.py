@@ -56,9 +56,11 @@ BOOT_ARGS = "no5lvl"
 
 def run_vm(kernel_dir: str | Path, command: str, rwdir: str | Path, timeout: float = 600,
            cpus: int = 2, memory: str = "1G", log_path: str | Path | None = None,
-           echo: Callable[[str], object] | None = None, qemu_opts: str = "") -> VmResult:
+           echo: Callable[[str], object] | None = None, qemu_opts: str = "",
+           append: str = "") -> VmResult:
     """Run `command` in a VM booted from the build directory `kernel_dir`;
-    qemu_opts: more QEMU options (vng --qemu-opts), e.g. icount."""
+    qemu_opts: more QEMU options (vng --qemu-opts), e.g. icount; append:
+    more kernel command-line parameters."""
     kernel_dir = Path(kernel_dir).resolve()
     image = kernel_dir / "arch/x86/boot/bzImage"
     if not image.is_file() and os.environ.get("VNG") is None:
@@ -72,7 +74,7 @@ def run_vm(kernel_dir: str | Path, command: str, rwdir: str | Path, timeout: flo
     wrapped = f"{command}; echo $? > {shlex.quote(str(status_file))}"
     cmd = [VNG, "--run", str(kernel_dir), "--disable-kvm", "--force-initramfs",
            "--cpus", str(cpus), "--memory", memory, "--verbose",
-           "--append", BOOT_ARGS, "--rwdir", str(rwdir), "--exec", wrapped]
+           "--append", f"{BOOT_ARGS} {append}".strip(), "--rwdir", str(rwdir), "--exec", wrapped]
     if qemu_opts:
         cmd[-2:-2] = [f"--qemu-opts={qemu_opts}"]
     start = time.monotonic()

@@ -17,13 +17,14 @@ from ci.vm import VmResult
 from tools.bench import bench_config, icount
 
 
-def fake_vm(usec):
+def fake_vm(usec, clocksource="tsc"):
     """A run_vm that writes, for each scenario of the guest command, usec[kernel
-    build][scenario] as every run's result."""
+    build][scenario] as every run's result, and the clocksource it ran on."""
     calls = []
 
     def run_vm(build, command, rwdir, **kw):
         calls.append((build, command, kw))
+        (Path(rwdir) / "clocksource").write_text(f"{clocksource}\n")
         words = command.split()
         reps = int(words[4])
         scenarios = words[5:words.index("--")] if "--" in words else words[5:]
@@ -63,6 +64,7 @@ class IcountTest(unittest.TestCase):
                          ["s2_pfifo_fast", "q2_mq"])
         self.assertEqual(calls[0][2]["qemu_opts"], icount.QEMU_OPTS)
         self.assertEqual(calls[0][2]["cpus"], 1)
+        self.assertEqual(calls[0][2]["append"], "clocksource=tsc tsc=reliable")
         rows = {(r["scenario"], r["kernel"]): r for r in data["rows"]}
         # usec x 1000 / packets
         self.assertEqual(rows[("q2_start_xmit", "base")]["median"], 1829.0)
@@ -70,6 +72,16 @@ class IcountTest(unittest.TestCase):
         self.assertEqual(rows[("q1_noqueue", "patched")]["delta"], 0.0)
         self.assertEqual(rows[("q1_noqueue", "lock")]["n"], 4)
         self.assertIn("| q2_start_xmit | patched | 1839.0 | 1839.0-1839.0 | 0.00% | +10.0 |", md)
+
+    def test_a_boot_on_another_clocksource_is_an_error(self):
+        # hpet costs about 27 instructions per packet more than tsc: such a
+        # boot's counts would read as a change of the path.
+        _, run_vm = fake_vm({"B": {"q1_noqueue": 44484}}, clocksource="hpet")
+        with tempfile.TemporaryDirectory() as tmp, \
+                mock.patch.object(icount, "run_vm", run_vm):
+            with self.assertRaisesRegex(RuntimeError, "base boot 0: clocksource hpet, not tsc"):
+                icount.run({"base": ("B", None)}, Path(tmp), reps=1, boots=1,
+                           scenarios=["q1_noqueue"], log=lambda m: None)
 
     def test_a_failed_boot_is_an_error(self):
         def run_vm(build, command, rwdir, **kw):

@@ -352,10 +352,10 @@ class IcountStageTest(unittest.TestCase):
         self.assertTrue(pipeline_bench.negative_caught(
             [{**g, "ratio": 1.01}, {**g, "key": "S2-bypass", "ratio": 1.01}])[0])
 
-    def test_in_the_main_job_after_the_vm_stage(self):
-        plan = pipeline.Pipeline.PLAN["main"]
-        self.assertEqual(plan[plan.index("vm") + 1], "icount")
-        self.assertNotIn("icount", pipeline.Pipeline.PLAN["test"])
+    def test_in_both_commands_after_the_vm_stage(self):
+        for mode in ("main", "test"):
+            plan = pipeline.Pipeline.PLAN[mode]
+            self.assertEqual(plan[plan.index("vm") + 1], "icount")
         self.assertEqual(pipeline.Pipeline.NEEDS["icount"], ["build_base", "checks"])
 
     def test_negative_patch_adds_to_dummy_xmit_only(self):

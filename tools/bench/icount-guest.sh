@@ -100,3 +100,7 @@ for s in "${scenarios[@]}"; do
 	done
 	ip link del d0
 done
+
+# pktgen reads the clock per packet: icount.py checks which one it was (after
+# the runs, so that a switch during them shows).
+cat /sys/devices/system/clocksource/clocksource0/current_clocksource > "$out/clocksource"

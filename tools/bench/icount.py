@@ -6,6 +6,12 @@ instructions / 1000 and instructions per packet = usec * 1000 / COUNT.
 The count repeats to about 0.1% and does not depend on the host. It is the
 whole guest's: pktgen's loop, the path under test, interrupts and the timer
 tick; with one vCPU it cannot show contention (the UML benchmark does).
+pktgen reads the clock for every packet's timestamp, so the clocksource is
+part of the count: hpet costs about 27 instructions per packet more than
+tsc, and a guest left to choose falls back to hpet when its clocksource
+watchdog marks the TSC unstable, which under TCG depends on the host. Every
+boot pins tsc (CLOCKSOURCE_ARGS) and a boot that did not run on it is an
+error.
 
 Kernels boot alternately (base, lock, patched, then reversed), each running
 every scenario REPS times (tools/bench/icount-guest.sh). A kernel is a build
@@ -28,6 +34,9 @@ from tools.bench.bench_config import ICOUNT_GUARDS, ICOUNT_MIN_RUNS
 
 GUEST = Path(__file__).resolve().parent / "icount-guest.sh"
 QEMU_OPTS = "-icount shift=0,sleep=off"
+# No watchdog to mark the TSC unstable: every boot reads the same clock.
+CLOCKSOURCE = "tsc"
+CLOCKSOURCE_ARGS = f"clocksource={CLOCKSOURCE} tsc=reliable"
 COUNT = 20000  # packets per run
 SCENARIOS = {
     "q2_start_xmit": "2 TX queues, pktgen start_xmit on queue 0: the driver's transmit alone",
@@ -66,6 +75,16 @@ def read_runs(out: Path, count: int, reps: int, scenarios) -> dict:
     return res
 
 
+def check_clocksource(out: Path, what: str) -> None:
+    """Raises RuntimeError unless the guest wrote CLOCKSOURCE as the clocksource
+    it ran on (OUT/clocksource, icount-guest.sh)."""
+    f = out / "clocksource"
+    found = f.read_text().strip() if f.is_file() else "not recorded"
+    if found != CLOCKSOURCE:
+        raise RuntimeError(f"{what}: clocksource {found}, not {CLOCKSOURCE}: its counts "
+                           "are not comparable with the other boots'")
+
+
 def kernel_scenarios(ko: str | None, scenarios) -> list[str]:
     """What a kernel runs: a kernel given a dummy module of its own (the
     lock design) runs the dummy scenarios only."""
@@ -95,7 +114,10 @@ def markdown(data: dict) -> str:
              f"{env['count']} packets of 60 bytes per run, {env['reps']} runs per boot, "
              f"{env['boots']} boots per kernel, kernels alternating; one vCPU, "
              f"`{QEMU_OPTS}`: one guest nanosecond per guest instruction, so "
-             "instructions per packet = pktgen usec x 1000 / packets.", "",
+             "instructions per packet = pktgen usec x 1000 / packets. Every boot runs "
+             f"on the {CLOCKSOURCE} clocksource (`{CLOCKSOURCE_ARGS}`): pktgen reads "
+             "the clock per packet, and hpet, where a guest falls back to it, costs "
+             "about 27 instructions per packet more.", "",
              "The count is the whole guest's (pktgen's loop, the transmit path, "
              "interrupts, the timer tick), repeats to about 0.1% and does not depend on "
              "the host. One vCPU: it shows the path's cost, not contention (the UML "
@@ -131,10 +153,11 @@ def boot_runs(kernels: dict, out: Path, count: int, reps: int, boots: int, scena
                 rw = Path(tmp)
                 res = run_vm(build, guest_command(rw, count, reps, mine, ko), rw,
                              timeout=timeout, cpus=1, qemu_opts=QEMU_OPTS,
-                             log_path=out / f"boot{boot}-{k}.log")
+                             append=CLOCKSOURCE_ARGS, log_path=out / f"boot{boot}-{k}.log")
                 if not res.ok:
                     raise RuntimeError(f"{k} boot {boot}: {res.reason()} "
                                        f"(see {out / f'boot{boot}-{k}.log'})")
+                check_clocksource(rw, f"{k} boot {boot}")
                 runs[k].append(read_runs(rw, count, reps, mine))
             log(f"  icount boot {boot + 1}/{boots} {k}: " + ", ".join(
                 f"{s}={statistics.median(runs[k][-1][s]):.1f}" for s in mine))
@@ -205,7 +228,8 @@ def run(kernels: dict, out: Path, count: int = COUNT, reps: int = 3, boots: int 
     runs = boot_runs(kernels, out, count, reps, boots, scenarios, log, timeout)
     modules = modules or {}
     data = {"environment": {"count": count, "reps": reps, "boots": boots,
-                            "qemu_opts": QEMU_OPTS, "source": source_stamp(),
+                            "qemu_opts": QEMU_OPTS, "kernel_args": CLOCKSOURCE_ARGS,
+                            "source": source_stamp(),
                             "kernels": {k: f"{b}" + (f" with {modules.get(k, ko)}" if ko else "")
                                         for k, (b, ko) in kernels.items()}},
             "scenarios": list(scenarios), "rows": summarize(runs, scenarios),
