@@ -102,6 +102,42 @@ class IncludedSourceTest(unittest.TestCase):
             self.assertEqual(sorted(kbuild.touched_objects(
                 d, head, ["drv/a.c", "drv/tests/a_kunit.c", "drv/b.c"])),
                 ["drv/a.o", "drv/b.o"])
+            # Another series' C file, absent from this tree, is no target here.
+            self.assertEqual(sorted(kbuild.touched_objects(
+                d, head, ["drv/a.c", "drv/other_series.c"])), ["drv/a.o"])
+
+
+class CocciIncludedTest(unittest.TestCase):
+    def test_an_included_c_file_is_checked_without_a_compile(self):
+        """dummy_kunit.c, #included by dummy.c, compiles only inside it:
+        coccicheck runs on the file itself, not through make."""
+        with tempfile.TemporaryDirectory() as d:
+            env = {**os.environ, "GIT_AUTHOR_NAME": "a", "GIT_AUTHOR_EMAIL": "a@x",
+                   "GIT_COMMITTER_NAME": "a", "GIT_COMMITTER_EMAIL": "a@x"}
+            subprocess.run(["git", "init", "-q", d], check=True)
+            Path(d, "scripts").mkdir()
+            Path(d, "scripts/coccicheck").write_text(
+                'echo "$1:3:1-5: WARNING: mode $MODE C=$C"\n')
+            Path(d, "drv").mkdir()
+            Path(d, "drv/a.c").write_text("int a;\n")
+            subprocess.run(["git", "-C", d, "add", "."], check=True)
+            subprocess.run(["git", "-C", d, "commit", "-qm", "a"], check=True, env=env)
+            Path(d, "drv/tests").mkdir()
+            Path(d, "drv/tests/a_kunit.c").write_text("int t;\n")
+            Path(d, "drv/a.c").write_text('int a;\n#include "tests/a_kunit.c"\n')
+            subprocess.run(["git", "-C", d, "add", "."], check=True)
+            subprocess.run(["git", "-C", d, "commit", "-qm", "t"], check=True, env=env)
+            head = subprocess.check_output(["git", "-C", d, "rev-parse", "HEAD"],
+                                           text=True).strip()
+            made = []
+
+            def make(args):
+                made.append(args[-1])
+                return 0, ""
+            res = kbuild.Cocci(d, make, log=lambda *_: None)(head)
+        self.assertEqual(made, ["drv/a.o", "drv/a.o"])
+        self.assertEqual(res.status, "fail", res)
+        self.assertIn("drv/tests/a_kunit.c-5: WARNING: mode report C=2", res.message)
 
 
 class CommitChecksTest(unittest.TestCase):

@@ -50,11 +50,12 @@ def included_sources(tree: Tree, commit: str, paths: Sequence[str]) -> set[str]:
 def touched_objects(tree: Tree, commit: str, series_sources: Sequence[str] = ()) -> list[str]:
     """The objects a patch touches: its kernel C files but those another C
     file includes; a patch that changes a header compiles the series' C
-    files too (the code that header serves here), as the bot's full build
-    would."""
+    files too (the code that header serves here: those the tree has at
+    commit, as another series may add one), as the bot's full build would."""
     sources = kernel_sources(tree, commit)
     if kernel_sources(tree, commit, ".h"):
-        sources += [p for p in series_sources if p not in sources]
+        sources += [p for p in series_sources if p not in sources
+                    and git_run(tree, "cat-file", "-e", f"{commit}:{p}").returncode == 0]
     included = included_sources(tree, commit, sources)
     return [p[:-2] + ".o" for p in sources if p not in included]
 
@@ -335,6 +336,11 @@ class CocciRefused(Exception):
     """The kernel refused coccicheck as its checker: nothing was checked."""
 
 
+# scripts/coccicheck run by hand on one file, as make C=2 runs it (in the tree).
+COCCI_ONE_FILE = {"C": "2", "MODE": "report", "V": "0", "srctree": ".", "srcroot": ".",
+                  "LINUXINCLUDE": "-I./arch/x86/include -I./include", "SPATCH": "spatch"}
+
+
 class Cocci:
     """Coccinelle reports (make C=2 CHECK=scripts/coccicheck MODE=report).
 
@@ -360,8 +366,16 @@ class Cocci:
             self.log(f"    coccicheck {path} @ {rev}")
             # An absolute CHECK: make runs in the build directory (O=), where
             # a relative scripts/coccicheck fails checker-valid.sh.
-            code, out = self.build(["C=2", f"CHECK={Path(self.tree).resolve()}/scripts/coccicheck",
-                                    "MODE=report", path[:-2] + ".o"])
+            if included_sources(self.tree, rev, [path]):
+                # A C file another one #includes (a KUnit test built into its
+                # driver) is no object: coccicheck on it as kbuild's CHECK
+                # would run it, without a compile.
+                code, out = run(["bash", "scripts/coccicheck", path], self.tree,
+                                env={**os.environ, **COCCI_ONE_FILE})
+            else:
+                code, out = self.build(["C=2",
+                                        f"CHECK={Path(self.tree).resolve()}/scripts/coccicheck",
+                                        "MODE=report", path[:-2] + ".o"])
             if code:
                 raise CocciError(f"coccicheck could not check {path}: {first_error(out)}")
             if refused := checker_refused(out):
