@@ -26,7 +26,7 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-from ci.selftests_run import kselftest_install_commands
+from ci.matrix.kselftests import kselftest_install_commands
 from common.programs import CXX_BUILD, read_programs
 from kunit.uml import NET_CONFIG, SERIES_CONFIG, SERIES_KERNEL_ARGS
 

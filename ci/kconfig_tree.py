@@ -20,7 +20,7 @@ import re
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 
-from ci import selftests_run
+from ci.matrix import kselftests
 from ci.pipeline_common import CONFIGS
 from common.git import GitError, git
 from common.programs import PROGRAMS_TXT, read_programs
@@ -50,7 +50,7 @@ def collections(programs_txt: str | Path = PROGRAMS_TXT) -> list[str]:
     kselftest programs, in order, then tc-testing if a tdc program runs."""
     progs = read_programs(programs_txt)
     tests = {p.name: p.kselftest for p in progs if p.kind == "kselftest"}
-    out = selftests_run.kselftest_collections([(p.name, p.kind) for p in progs], tests)
+    out = kselftests.kselftest_collections([(p.name, p.kind) for p in progs], tests)
     if any(p.kind == "tdc" for p in progs):
         out.append(TDC_COLLECTION)
     return out

@@ -17,7 +17,7 @@ what each needs). The stages live in one module per job:
   pipeline_tree.py    base, apply, build-base; worktree and build helpers
   pipeline_checks.py  checks: per-patch and series checks, negative control
   pipeline_mail.py    mailing-list: b4 over SMTP into a public-inbox archive
-  pipeline_boot.py    kunit (UML) and vm (virtme-ng)
+  pipeline_boot.py    kunit (UML), vm and vm-debug (virtme-ng; the VM matrix: matrix/)
   pipeline_bench.py   icount: instructions per packet, guards, negative control;
                       bench: UML builds, bench.py, verdicts
 """

@@ -1,6 +1,6 @@
 """The stages that boot the kernels: KUnit in UML (kunit/uml.py) on the
 patched tree, and the selftests with the tree's tc-testing on the base
-and the patched kernel under virtme-ng (ci/selftests_run.py), then the
+and the patched kernel under virtme-ng (ci/matrix/), then the
 negative-control kernel."""
 
 import dataclasses
@@ -13,12 +13,12 @@ from common.tools import iproute2_bin
 from ci.pipeline_common import (BRANCH_PREFIX, CONFIGS, ROOT, BuildProgress, Stage,
                                 StageFailed, log)
 from ci.pipeline_tree import TreeStages
-from ci import debug_checks
 from ci import report
+from ci.matrix import debug_checks
 from kunit import uml
 
 if TYPE_CHECKING:
-    from ci import selftests_run
+    from ci.matrix import judge
 
 
 # The patched kernel with sfq's chain_head_change callback removed: a qdisc
@@ -42,7 +42,7 @@ NET_PROGS = [("qdisc_bypass", "ktap"), ("net.qdisc_limit_zero.py", "kselftest"),
 VM_DEBUG_TIMEOUT = 3 * 3600
 # tc-testing in the vm stage, with the kernel's iproute2 (iproute2_bin()):
 # the main command runs the whole suite on both kernels; the test command
-# selftests_run.TDC_TEST_CATEGORIES on the patched kernel, and on base only
+# expectations.TDC_TEST_CATEGORIES on the patched kernel, and on base only
 # the listed cases and those that failed on patched (run_matrix()). Seconds
 # per VM and for tdc inside it (TCG, 2 vCPUs; measured: pipeline.md).
 VM_TIMEOUT = {"main": 2 * 3600, "test": 1800}
@@ -95,16 +95,16 @@ class BootStages(TreeStages):
             raise StageFailed(stage.summary + "; failed: " + ", ".join(bad))
 
     def stage_vm(self, stage: Stage) -> None:
-        from ci import selftests_run  # noqa: PLC0415
+        from ci.matrix import expectations, run  # noqa: PLC0415
         whole = self.mode == "main"
         try:
             iproute2 = iproute2_bin()
         except FileNotFoundError as e:
             raise StageFailed(str(e)) from e
-        outcome = selftests_run.run_matrix(
+        outcome = run.run_matrix(
             {"base": self.base_build, "patched": self.series_build},
             self.results / "vm", tree=self.series_tree, log=log,
-            tdc_categories=selftests_run.TDC_ALL if whole else selftests_run.TDC_TEST_CATEGORIES,
+            tdc_categories=expectations.TDC_ALL if whole else expectations.TDC_TEST_CATEGORIES,
             tdc_base_all=whole, controls_on_base=whole, iproute2=iproute2,
             timeout=VM_TIMEOUT["main" if whole else "test"],
             tdc_timeout=TDC_TIMEOUT["main" if whole else "test"])
@@ -132,31 +132,31 @@ class BootStages(TreeStages):
                               f"found {len(nets)}: {', '.join(nets) or 'none'}")
         return BRANCH_PREFIX + nets[0]
 
-    def run_net_kernel(self, iproute2: Path | None = None) -> "selftests_run.MatrixVerdict":
+    def run_net_kernel(self, iproute2: Path | None = None) -> "judge.MatrixVerdict":
         """The net series alone, built incrementally in the patched kernel's
         build directory (the checks stage compiled that commit already), then
         booted with NET_PROGS from the tip's tree: a net-next test that says
         it fails with the net fixes alone must fail there, and the net tests
         pass. The caller rebuilds the patched kernel."""
-        from ci import selftests_run  # noqa: PLC0415
+        from ci.matrix import run  # noqa: PLC0415
         tree, out = self.series_tree, self.series_build
         self.checkout(tree, self.net_branch())
         try:
             self.build(tree, out, f"build-{NET_KERNEL}", ["W=1"])
         finally:
             self.checkout(tree, self.tip)
-        return selftests_run.run_matrix({NET_KERNEL: out}, self.results / f"vm-{NET_KERNEL}",
-                                        tree=tree, log=log, progs=NET_PROGS,
-                                        tdc_listed=(NET_KERNEL,), iproute2=iproute2)
+        return run.run_matrix({NET_KERNEL: out}, self.results / f"vm-{NET_KERNEL}",
+                              tree=tree, log=log, progs=NET_PROGS,
+                              tdc_listed=(NET_KERNEL,), iproute2=iproute2)
 
-    def run_no_callback_kernel(self) -> "selftests_run.MatrixVerdict":
+    def run_no_callback_kernel(self) -> "judge.MatrixVerdict":
         """tc_new_tfilter()'s locked clear is the safety net for a qdisc that
         bypasses and accepts filters but registers no chain_head_change
         callback: the patched tree with NO_CALLBACK_PATCH applied must still
         enqueue sfq's packets once it has a filter. Built incrementally in the
         patched kernel's build directory (one module changes); the tree is
         left clean, the caller rebuilds the patched kernel."""
-        from ci import selftests_run  # noqa: PLC0415
+        from ci.matrix import run  # noqa: PLC0415
         tree, out = self.series_tree, self.series_build
         self.checkout(tree, self.tip)
         applied = git_run(tree, "apply", str(NO_CALLBACK_PATCH))
@@ -165,8 +165,8 @@ class BootStages(TreeStages):
                               f"{applied.stdout}")
         try:
             self.build(tree, out, f"build-{NO_CALLBACK}", ["W=1"])
-            return selftests_run.run_matrix({NO_CALLBACK: out}, self.results / f"vm-{NO_CALLBACK}",
-                                            tree=tree, log=log, progs=NO_CALLBACK_PROGS)
+            return run.run_matrix({NO_CALLBACK: out}, self.results / f"vm-{NO_CALLBACK}",
+                                  tree=tree, log=log, progs=NO_CALLBACK_PROGS)
         finally:
             git(tree, "checkout", "-q", "--", ".", error=StageFailed)
 
@@ -180,8 +180,8 @@ class BootStages(TreeStages):
         (debug_checks.check_instruments). The debug kernel first
         runs fault_inject (selftests/fault-inject.sh): each request of
         debug_checks.FAULT_REQUESTS must pass."""
-        from ci import selftests_run  # noqa: PLC0415
-        progs = [(p, k) for p, k in selftests_run.programs() if k != "tdc"]
+        from ci.matrix import expectations, read, run  # noqa: PLC0415
+        progs = [(p, k) for p, k in expectations.programs() if k != "tdc"]
         self.checkout(self.series_tree, self.tip)
         summaries, ok, details = [], True, []
         bindir = CXX_BUILD
@@ -191,7 +191,7 @@ class BootStages(TreeStages):
                        fragments=self.test_fragments([CONFIGS / f"{cfg}.config"]))
             outdir = self.results / f"vm-{cfg}"
             faults = cfg == "debug"
-            res = selftests_run.run_matrix(
+            res = run.run_matrix(
                 {"patched": out}, outdir, bindir=bindir, tree=self.series_tree, log=log,
                 progs=progs, timeout=VM_DEBUG_TIMEOUT, churn_seconds=60,
                 before=(lambda shared_dir:
@@ -207,8 +207,8 @@ class BootStages(TreeStages):
                 "; ".join(bad) if bad else ", ".join(c.name for c in inst) + " on throughout")
             if faults:
                 cases, probs = debug_checks.judge_fault_injection(
-                    selftests_run.read_program(shared_dir, debug_checks.FAULT_PROGRAM, "ktap",
-                                               self.series_tree))
+                    read.read_program(shared_dir, debug_checks.FAULT_PROGRAM, "ktap",
+                                      self.series_tree))
                 stage.cases.extend(cases)
                 bad += probs
                 summary += ("; fault injection: " + ("; ".join(probs[:3]) if probs else

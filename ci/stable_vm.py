@@ -8,7 +8,7 @@ git am the net fixes on stable/<version>, build the tree's base and patched
 kernels (x86, the test kernel configs: ci/kconfig_tree.py, the tree's
 selftest fragments as the series' tip has them, which the pipeline's apply
 stage extracts) and run the plan's programs on both
-(ci/selftests_run.py's matrix). The run fails when a kernel does not build or
+(ci/matrix/run.py's matrix). The run fails when a kernel does not build or
 a matrix fails, naming the tree.
 """
 
@@ -19,7 +19,8 @@ import sys
 from collections.abc import Callable
 from pathlib import Path
 
-from ci import kconfig_tree, selftests_run
+from ci import kconfig_tree
+from ci.matrix import judge, run
 from common.cache import cache_dir
 from common.programs import CXX_BUILD, read_programs
 from ci.pipeline_common import ROOT
@@ -38,9 +39,9 @@ def unbuilt(progs: list[tuple[str, str]], bindir: Path = CXX_BUILD) -> list[str]
 def build_and_boot(t: stable.Tree, info: dict[str, str], ws: Path, results: str | Path,
                    log: Callable[[str], object] = print,
                    net: Path = stable.NET_PATCHES,
-                   bindir: Path = CXX_BUILD) -> selftests_run.MatrixVerdict:
+                   bindir: Path = CXX_BUILD) -> judge.MatrixVerdict:
     """Build the stable tree's base and patched (branch stable/<version>)
-    kernels and run stable.vm_plan()'s programs on both (selftests_run.run_matrix).
+    kernels and run stable.vm_plan()'s programs on both (run.run_matrix).
     Returns its MatrixVerdict; raises StableError naming the tree and kernel whose
     build failed."""
     progs, expect = stable.vm_plan(t.version, net=net)  # a bad plan fails before the builds
@@ -73,8 +74,8 @@ def build_and_boot(t: stable.Tree, info: dict[str, str], ws: Path, results: str 
                               f"(kernel/build.sh exit {res.returncode}):\n  {tail}")
         builds[label] = out
     # The tree's own selftests (run as @TREE@) are those of the stable tree.
-    return selftests_run.run_matrix(builds, Path(results) / "vm", bindir=bindir, tree=src,
-                                    log=log, expect=expect, progs=progs)
+    return run.run_matrix(builds, Path(results) / "vm", bindir=bindir, tree=src,
+                          log=log, expect=expect, progs=progs)
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -4,7 +4,7 @@
 # device created for it:
 #   drv-net-dummy.sh KSFT COLLECTION:TEST NUMTXQUEUES [NUMRXQUEUES]
 # e.g. drv-net-dummy.sh /tmp/kselftest drivers/net:stats.py 4
-# KSFT: the tree's selftests as installed on the host (ci/selftests_run.py
+# KSFT: the tree's selftests as installed on the host (ci/matrix/kselftests.py
 # install_kselftests(): run_kselftest.sh, drivers/net, net/lib with its
 # xdp_helper for queues.py check_xsk), read-only in the VM.
 # run-in-vm.sh runs it, as every program, in a fresh network namespace with

@@ -2,7 +2,7 @@
 # Runs inside the debug VM (as root), before run-in-vm.sh: fault_inject, the
 # n-th allocation of each request of the series failing, its KTAP to
 # OUT/fault_inject.ktap, its exit code to OUT/fault_inject.rc and its table to
-# OUT/fault-table.md (judged on the host: ci/debug_checks.py). kmemleak's
+# OUT/fault-table.md (judged on the host: ci/matrix/debug_checks.py). kmemleak's
 # scan at the end of run-in-vm.sh covers this run too.
 # Usage: fault-inject.sh OUT BINDIR
 set -uo pipefail

@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # Runs inside the debug VMs (as root), after run-in-vm.sh: the state of the
 # debug instruments at the end of the run, to OUT/instruments, which the host
-# reads with the console log (ci/debug_checks.py): lockdep's debug_locks
-# (0 once lockdep turned itself off), whether kmemleak still takes commands
-# (it refuses them once disabled), KCSAN's debugfs state.
+# reads with the console log (ci/matrix/debug_checks.py): lockdep's
+# debug_locks (0 once lockdep turned itself off), whether kmemleak still
+# takes commands (it refuses them once disabled), KCSAN's debugfs state.
 # Usage: instruments.sh OUT
 set -uo pipefail
 out=$1

@@ -8,7 +8,7 @@
 # (--only: run just those programs, e.g. on a stable tree; --kselftests: the
 # tree's selftests as installed on the host, @KSFT@ of programs.txt)
 # SELFTEST_KERNEL: the tree the kernel under test is built from, given by the
-# host (ci/selftests_run.py run_matrix()) and exported to every program.
+# host (ci/matrix/run.py run_matrix()) and exported to every program.
 #
 # Each program but tc-testing (kind tdc: see below) runs in namespaces of its
 # own: a fresh network namespace with lo up, and a mount namespace where
@@ -116,7 +116,7 @@ while read -r name kind cmd; do
 done < "$here/programs.txt"
 # Debug kernels (kernel/configs/debug.config): an explicit kmemleak scan after
 # all programs. Its reports ("unreferenced object 0x...") go to the console,
-# where the host counts them as splats (ci/vm.py).
+# where the host counts them as splats (ci/matrix/vm.py).
 leaks=/sys/kernel/debug/kmemleak
 [ -e "$leaks" ] || mount -t debugfs none /sys/kernel/debug 2>/dev/null
 if [ -w "$leaks" ]; then

@@ -3,7 +3,7 @@
 # categories, TAP on stdout. Runs inside the VM, as root, on each kernel.
 # Usage: [TDC_IDS='ID ...'] [TDC_IPROUTE2=DIR] tc-testing.sh KERNEL_TREE all|CATEGORY...
 # TDC_IDS: run just those cases (tdc -e), not the categories: the base
-# kernel runs only the cases the host names (ci/selftests_run.py
+# kernel runs only the cases the host names (ci/matrix/run.py
 # tdc_subset()).
 # TDC_IPROUTE2: a directory holding the ip and tc tdc runs (tdc's
 # NAMES['IP'], NAMES['TC'] and first in PATH): the iproute2 of the kernel's
@@ -37,12 +37,13 @@ if [ -n "${TDC_IPROUTE2:-}" ]; then
 	"$TDC_IPROUTE2/tc" -V >&2
 fi
 # One tdc run per test file, "### tdc run: FILE" before it and "### tdc
-# run: FILE exit RC" after (ci/ktap_parse.py parse_tdc() reads them as one):
-# when a case's teardown fails, tdc stops its run (and with -J loses every
-# result of it), which then costs that file's cases, not the suite's. The
-# cases: those of the categories ("all": every case, as tdc.sh runs them),
-# or TDC_IDS. TDC_FILE_TIMEOUT (seconds, default 900) ends a file's run
-# that hangs: exit 124, its cases missing, the later files still run.
+# run: FILE exit RC" after (ci/matrix/runner_parse.py parse_tdc() reads
+# them as one): when a case's teardown fails, tdc stops its run (and with
+# -J loses every result of it), which then costs that file's cases, not the
+# suite's. The cases: those of the categories ("all": every case, as tdc.sh
+# runs them), or TDC_IDS. TDC_FILE_TIMEOUT (seconds, default 900) ends a
+# file's run that hangs: exit 124, its cases missing, the later files still
+# run.
 # shellcheck disable=SC2016 # the Python's own strings
 plan='import json, pathlib, sys
 args = sys.argv[1:]

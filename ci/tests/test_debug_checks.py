@@ -1,5 +1,5 @@
 """The debug runs check their instruments and judge fault injection
-(ci/debug_checks.py). Each crafted bad run here passed the vm-debug stage
+(ci/matrix/debug_checks.py). Each crafted bad run here passed the vm-debug stage
 before: it read only the programs' results and the console's splats, and a
 kernel whose lockdep turned itself off, whose kmemleak was missing or
 disabled, or whose KCSAN never ran its self-test shows none."""
@@ -7,9 +7,7 @@ disabled, or whose KCSAN never ran its self-test shows none."""
 import re
 import unittest
 
-from ci import debug_checks
-from ci import ktap_parse
-from ci import selftests_run
+from ci.matrix import debug_checks, expectations, ktap_parse, read
 
 # Console lines of a good debug boot (the real ones, from results/vm-debug).
 DEBUG_CONSOLE = """\
@@ -115,8 +113,8 @@ def fault_ktap(results, plan=None, faults=(4, 4)):
 
 def fault_run(results, rc=None, plan=None, faults=(4, 4)):
     rc = (0 if all(ok for _, ok in results) else 1) if rc is None else rc
-    return selftests_run.ProgramRun("ktap", rc,
-                                    ktap_parse.parse_results(fault_ktap(results, plan, faults)))
+    return read.ProgramRun("ktap", rc,
+                           ktap_parse.parse_results(fault_ktap(results, plan, faults)))
 
 
 class FaultInjectionJudgeTest(unittest.TestCase):
@@ -144,7 +142,7 @@ class FaultInjectionJudgeTest(unittest.TestCase):
 
     def test_skipped_requests_fail(self):
         text = "TAP version 13\n1..1\nok 1 link_add_txq4 # SKIP no fail-nth\n"
-        run = selftests_run.ProgramRun("ktap", 4, ktap_parse.parse_results(text))
+        run = read.ProgramRun("ktap", 4, ktap_parse.parse_results(text))
         probs = self.problems(run)
         self.assertTrue(any("link_add_txq4 on patched: control, got skip" in p for p in probs),
                         probs)
@@ -156,7 +154,7 @@ class FaultInjectionJudgeTest(unittest.TestCase):
         self.assertTrue(any("plan" in p for p in probs), probs)
 
     def test_no_output_fails(self):
-        run = selftests_run.ProgramRun("ktap", None, ktap_parse.parse_results(""))
+        run = read.ProgramRun("ktap", None, ktap_parse.parse_results(""))
         probs = self.problems(run)
         self.assertIn("fault_inject on patched: no KTAP plan", probs)
         for name in debug_checks.FAULT_REQUESTS:
@@ -184,22 +182,22 @@ class FaultInjectionJudgeTest(unittest.TestCase):
 
     def test_a_pass_without_its_fault_count_fails(self):
         text = fault_ktap(self.ALL).replace("faults injected", "faults")
-        run = selftests_run.ProgramRun("ktap", 0, ktap_parse.parse_results(text))
+        run = read.ProgramRun("ktap", 0, ktap_parse.parse_results(text))
         self.assertEqual(len(self.problems(run)), len(self.ALL))
 
     def test_the_recorded_run_passes_and_zeroed_fails(self):
         # The debug kernel's recorded fault_inject.ktap, and the same with
         # every count of faults injected set to 0.
-        ktap = (selftests_run.ROOT / "Documentation/results/vm-debug/patched/"
+        ktap = (expectations.ROOT / "Documentation/results/vm-debug/patched/"
                 "fault_inject.ktap").read_text()
-        run = selftests_run.ProgramRun("ktap", 0, ktap_parse.parse_results(ktap))
+        run = read.ProgramRun("ktap", 0, ktap_parse.parse_results(ktap))
         self.assertEqual(self.problems(run), [])
         zeroed = re.sub(r"\d+ faults injected", "0 faults injected", ktap)
-        run = selftests_run.ProgramRun("ktap", 0, ktap_parse.parse_results(zeroed))
+        run = read.ProgramRun("ktap", 0, ktap_parse.parse_results(zeroed))
         self.assertEqual(len(self.problems(run)), len(self.ALL))
 
     def test_requests_are_expectations_entries(self):
-        expect = selftests_run.load_expectations()[debug_checks.FAULT_PROGRAM]
+        expect = expectations.load_expectations()[debug_checks.FAULT_PROGRAM]
         self.assertEqual(debug_checks.FAULT_REQUESTS, tuple(expect))
         self.assertEqual(len(debug_checks.FAULT_REQUESTS), 10)
 
@@ -207,7 +205,7 @@ class FaultInjectionJudgeTest(unittest.TestCase):
 class ProgramAgreesTest(unittest.TestCase):
     def test_requests_are_the_programs_cases(self):
         """FAULT_REQUESTS and the cases fault_inject.cpp registers agree."""
-        src = (selftests_run.ROOT / "selftests/progs/fault_inject.cpp").read_text()
+        src = (expectations.ROOT / "selftests/progs/fault_inject.cpp").read_text()
         for name in debug_checks.FAULT_REQUESTS:
             self.assertTrue(name.startswith(("link_add", "channels_set", "channels_grow",
                                              "qstats_dump",

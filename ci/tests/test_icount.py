@@ -13,7 +13,7 @@ import unittest
 from pathlib import Path
 from unittest import mock
 
-from ci.vm import VmResult
+from ci.matrix.vm import VmResult
 from tools.bench import bench_config, icount
 
 

@@ -10,8 +10,7 @@ import tempfile
 import unittest
 from pathlib import Path
 
-from ci import ktap_parse
-from ci import selftests_run
+from ci.matrix import expectations, judge, read, runner_parse
 from ci.tests.test_matrix import kernel_tree
 
 # run-in-vm.sh's outputs of net:qdisc_limit_zero.py on the base kernel, as
@@ -45,9 +44,9 @@ class RunnerTest(unittest.TestCase):
         read with the small parser and the tree's kunit_parser alike."""
         verdicts = []
         for tree in self.trees:
-            run = selftests_run.read_kselftest(out, stderr, rc, test, tree)
-            res = selftests_run.judge({"base": {PROG: run}, "patched": {PROG: run}}, EXPECT,
-                                      [(PROG, "kselftest")], ["base", "patched"])
+            run = read.read_kselftest(out, stderr, rc, test, tree)
+            res = judge.judge({"base": {PROG: run}, "patched": {PROG: run}}, EXPECT,
+                              [(PROG, "kselftest")], ["base", "patched"])
             verdicts.append((res, run))
         for res, _ in verdicts[1:]:
             self.assertEqual(res.problems, verdicts[0][0].problems)
@@ -66,7 +65,7 @@ class RunnerTest(unittest.TestCase):
             (Path(tmp) / f"{PROG}.ktap").write_text(runner_out(CLEAN))
             (Path(tmp) / f"{PROG}.rc").write_text("0\n")
             (Path(tmp) / f"{PROG}.seconds").write_text("7\n")
-            run = selftests_run.read_program(tmp, PROG, "kselftest", "", TEST)
+            run = read.read_program(tmp, PROG, "kselftest", "", TEST)
         self.assertEqual((run.rc, run.seconds, run.runner), (0, 7, []))
         self.assertEqual(len(run.ktap.results), 2)
 
@@ -151,12 +150,12 @@ class RunnerTest(unittest.TestCase):
         # The base kernel's run, judged with the project's expectations:
         # codel and fq_codel with a zero limit fail as declared.
         prog = "net.qdisc_limit_zero.py"
-        expect = {prog: selftests_run.load_expectations()[prog]}
+        expect = {prog: expectations.load_expectations()[prog]}
         for tree in self.trees:
-            run = selftests_run.read_program(RECORDED, prog, "kselftest", tree,
-                                             "net:qdisc_limit_zero.py")
-            res = selftests_run.judge({"base": {prog: run}}, expect, [(prog, "kselftest")],
-                                      ["base"])
+            run = read.read_program(RECORDED, prog, "kselftest", tree,
+                                    "net:qdisc_limit_zero.py")
+            res = judge.judge({"base": {prog: run}}, expect, [(prog, "kselftest")],
+                              ["base"])
             self.assertTrue(res.ok, res.problems)
             self.assertEqual(run.rc, 1)
             self.assertEqual([r.status for _, r in run.ktap.results],
@@ -175,16 +174,16 @@ class RunnerTest(unittest.TestCase):
         own = "".join(ln for ln, m in zip(lines, mine) if m)
         appended = "".join(ln for ln, m in zip(lines, mine) if not m)
         garbled = own + appended[len(own):]
-        expect = {prog: selftests_run.load_expectations()[prog]}
-        run = selftests_run.read_kselftest(garbled, "", 1, "net:qdisc_limit_zero.py")
-        res = selftests_run.judge({"base": {prog: run}}, expect, [(prog, "kselftest")], ["base"])
+        expect = {prog: expectations.load_expectations()[prog]}
+        run = read.read_kselftest(garbled, "", 1, "net:qdisc_limit_zero.py")
+        res = judge.judge({"base": {prog: run}}, expect, [(prog, "kselftest")], ["base"])
         self.assertFalse(res.ok)
         self.assertIn(f"{prog} on base: no KTAP plan", res.problems)
         self.assertIn(f"{prog}: qdisc_limit_zero.codel_limit_zero_drops on base: never ran, "
                       "expected fail", "\n".join(res.problems))
 
     def test_nested_lines_are_the_tests_own(self):
-        r = ktap_parse.parse_runner(runner_out(CLEAN, "ok", "SKIP"))
+        r = runner_parse.parse_runner(runner_out(CLEAN, "ok", "SKIP"))
         self.assertEqual(r.plan, 1)
         t, = r.tests
         self.assertEqual((t.test, t.ok, t.directive, t.lines), (TEST, True, "SKIP", CLEAN))
@@ -204,11 +203,11 @@ class ShellTestTest(unittest.TestCase):
     def judge(self, result, directive, rc, want):
         expect = {self.PROG: {"peer.sh": {"base": want, "patched": want,
                                           "why": "control: x" if want == "pass" else "base: x"}}}
-        run = selftests_run.read_kselftest(
+        run = read.read_kselftest(
             runner_out(["PASSED all 3 checks"], result, directive, self.TEST, 600), "", rc,
             self.TEST)
-        res = selftests_run.judge({"base": {self.PROG: run}, "patched": {self.PROG: run}},
-                                  expect, [(self.PROG, "kselftest")], ["base", "patched"])
+        res = judge.judge({"base": {self.PROG: run}, "patched": {self.PROG: run}},
+                          expect, [(self.PROG, "kselftest")], ["base", "patched"])
         return res, run
 
     def test_pass(self):

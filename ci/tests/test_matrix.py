@@ -1,4 +1,4 @@
-"""The VM stage's judging (selftests_run): KTAP parsing and run_matrix on
+"""The VM stage's judging (ci/matrix/): KTAP parsing and run_matrix on
 recorded outputs in data/matrix/.
 
 good/ holds outputs of a VM run as they were recorded (lib/py's
@@ -23,9 +23,8 @@ import unittest
 from pathlib import Path
 from unittest import mock
 
-from ci import ktap_parse
-from ci import selftests_run
-from ci import vm
+from ci.matrix import judge, ktap_parse, read, run, vm
+from ci.matrix.case import not_shown
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -53,7 +52,7 @@ def expectations():
 
 
 def runs(scenario, tree=""):
-    return {label: {prog: selftests_run.read_program(DATA / scenario / label, prog, kind, tree)
+    return {label: {prog: read.read_program(DATA / scenario / label, prog, kind, tree)
                     for prog, kind in PROGS}
             for label in LABELS}
 
@@ -166,26 +165,26 @@ class ShowsTest(unittest.TestCase):
 
     def test_errno_is_its_strerror_text(self):
         diag = self.diag("good", "base", "dummy_channels", "reject_zero_tx")
-        self.assertEqual(selftests_run.not_shown({"errno": "EOPNOTSUPP"}, diag), [])
+        self.assertEqual(not_shown({"errno": "EOPNOTSUPP"}, diag), [])
         # "expected EINVAL, got EOPNOTSUPP (...)" does not show EINVAL.
-        self.assertEqual(selftests_run.not_shown({"errno": "EINVAL"}, diag), ["errno 'EINVAL'"])
+        self.assertEqual(not_shown({"errno": "EINVAL"}, diag), ["errno 'EINVAL'"])
         py = self.diag("good", "base", "drivers.net.dummy_queues.py", "dummy_queues.channels_get")
-        self.assertEqual(selftests_run.not_shown({"errno": "EOPNOTSUPP"}, py), [])
-        self.assertEqual(selftests_run.not_shown({"errno": "ENOTANERRNO"}, py),
+        self.assertEqual(not_shown({"errno": "EOPNOTSUPP"}, py), [])
+        self.assertEqual(not_shown({"errno": "ENOTANERRNO"}, py),
                          ["errno 'ENOTANERRNO'"])
 
     def test_extack_and_counters(self):
         diag = self.diag("good", "patched", "dummy_channels", "reject_zero_tx")
         shows = {"errno": "EINVAL", "extack": "requested channel counts would result in "
                                               "no RX or TX channel being configured"}
-        self.assertEqual(selftests_run.not_shown(shows, diag), [])
-        self.assertEqual(selftests_run.not_shown({"extack": "exceeds maximum"}, diag),
+        self.assertEqual(not_shown(shows, diag), [])
+        self.assertEqual(not_shown({"extack": "exceeds maximum"}, diag),
                          ["extack 'exceeds maximum'"])
         diag = self.diag("good", "base", "net.qdisc_limit_zero.py",
                          "qdisc_limit_zero.codel_limit_zero_drops")
-        self.assertEqual(selftests_run.not_shown(
+        self.assertEqual(not_shown(
             {"counter": ["10 != 0 packets sent", "0 != 10 packets dropped"]}, diag), [])
-        self.assertEqual(selftests_run.not_shown({"counter": "0 != 10 packets sent"}, diag),
+        self.assertEqual(not_shown({"counter": "0 != 10 packets sent"}, diag),
                          ["counter '0 != 10 packets sent'"])
 
 
@@ -194,17 +193,17 @@ class ShowsByTokenTest(unittest.TestCase):
 
     def test_counter_is_matched_by_whole_tokens(self):
         diag = ["link tx_packets +1000, qdisc drops +0"]
-        self.assertEqual(selftests_run.not_shown({"counter": "link tx_packets +100"}, diag),
+        self.assertEqual(not_shown({"counter": "link tx_packets +100"}, diag),
                          ["counter 'link tx_packets +100'"])
-        self.assertEqual(selftests_run.not_shown({"counter": "qdisc drops +0"}, diag), [])
-        self.assertEqual(selftests_run.not_shown({"counter": "new_flow_count: 0 != 5"},
-                                                 ["new_flow_count: 0 != 50"]),
+        self.assertEqual(not_shown({"counter": "qdisc drops +0"}, diag), [])
+        self.assertEqual(not_shown({"counter": "new_flow_count: 0 != 5"},
+                                   ["new_flow_count: 0 != 50"]),
                          ["counter 'new_flow_count: 0 != 5'"])
-        self.assertEqual(selftests_run.not_shown({"counter": "10 != 0"}, ["Check failed 110 != 0"]),
+        self.assertEqual(not_shown({"counter": "10 != 0"}, ["Check failed 110 != 0"]),
                          ["counter '10 != 0'"])
         # Whitespace and punctuation around a token do not matter.
-        self.assertEqual(selftests_run.not_shown({"counter": "10 != 0"},
-                                                 ["Check failed  10 != 0."]), [])
+        self.assertEqual(not_shown({"counter": "10 != 0"},
+                                   ["Check failed  10 != 0."]), [])
 
     def test_errno_only_in_what_was_got(self):
         for line in ("set tx 0: expected EOPNOTSUPP (Operation not supported), got EINVAL "
@@ -213,24 +212,24 @@ class ShowsByTokenTest(unittest.TestCase):
                      "got EINVAL (Invalid argument), expected EOPNOTSUPP "
                      "(Operation not supported)"):
             with self.subTest(line=line):
-                self.assertEqual(selftests_run.not_shown({"errno": "EOPNOTSUPP"}, [line]),
+                self.assertEqual(not_shown({"errno": "EOPNOTSUPP"}, [line]),
                                  ["errno 'EOPNOTSUPP'"])
-                self.assertEqual(selftests_run.not_shown({"errno": "EINVAL"}, [line]), [])
+                self.assertEqual(not_shown({"errno": "EINVAL"}, [line]), [])
 
     def test_errno_by_name_or_text(self):
         for line in ("got EOPNOTSUPP [attribute at offset 20]",
                      "QSTATS_GET: EOPNOTSUPP (Operation not supported)",
                      "NlError: Netlink error: Operation not supported"):
             with self.subTest(line=line):
-                self.assertEqual(selftests_run.not_shown({"errno": "EOPNOTSUPP"}, [line]), [])
-        self.assertEqual(selftests_run.not_shown({"errno": "EINVAL"}, ["got EINVALID"]),
+                self.assertEqual(not_shown({"errno": "EOPNOTSUPP"}, [line]), [])
+        self.assertEqual(not_shown({"errno": "EINVAL"}, ["got EINVALID"]),
                          ["errno 'EINVAL'"])
 
     def test_skip_reason_only_of_a_skip(self):
         shows = {"skip": "qstats not supported by the device"}
-        self.assertEqual(selftests_run.not_shown(shows, [], "qstats not supported by the device"),
+        self.assertEqual(not_shown(shows, [], "qstats not supported by the device"),
                          [])
-        self.assertEqual(selftests_run.not_shown(shows, ["qstats not supported by the device"]),
+        self.assertEqual(not_shown(shows, ["qstats not supported by the device"]),
                          ["skip 'qstats not supported by the device'"])
 
 
@@ -243,9 +242,9 @@ class StatusTest(unittest.TestCase):
             "ok 3 t.ok\n")
 
     def judge(self, entries, text=KTAP, tree=""):
-        run = selftests_run.ProgramRun("ktap", 0, ktap_parse.parse_results(text, tree))
-        return selftests_run.judge({"base": {"t.py": run}}, {"t.py": entries},
-                                   [("t.py", "ktap")], ["base"])
+        run = read.ProgramRun("ktap", 0, ktap_parse.parse_results(text, tree))
+        return judge.judge({"base": {"t.py": run}}, {"t.py": entries},
+                           [("t.py", "ktap")], ["base"])
 
     GOOD = {"t.xf": {"base": "xfail", "why": "base: x",
                      "shows": {"base": {"counter": "no channels"}}},
@@ -301,7 +300,7 @@ class StatusTest(unittest.TestCase):
 
 class JudgeTest(unittest.TestCase):
     def judge(self, scenario, tree=""):
-        return selftests_run.judge(runs(scenario, tree), expectations(), PROGS, LABELS)
+        return judge.judge(runs(scenario, tree), expectations(), PROGS, LABELS)
 
     def test_recorded_run_is_as_expected(self):
         out = self.judge("good")
@@ -396,7 +395,7 @@ class JudgeTest(unittest.TestCase):
     def test_expected_fail_naming_nothing(self):
         expect = expectations()
         del expect["dummy_channels"]["get_channels"]["shows"]
-        out = selftests_run.judge(runs("good"), expect, PROGS, LABELS)
+        out = judge.judge(runs("good"), expect, PROGS, LABELS)
         self.assertEqual(out.problems, ["dummy_channels: get_channels on base: got fail, expected "
                                         "fail, but expectations.json names nothing it must show"])
 
@@ -405,7 +404,7 @@ class JudgeTest(unittest.TestCase):
         expect["qdisc_bypass"]["pfifo_idle_bypass"]["patched"] = "fail"
         expect["qdisc_bypass"]["pfifo_idle_bypass"]["shows"] = {"patched": {"counter": "x"}}
         expect["dummy_channels"]["get_channels"]["base"] = "pass"
-        out = selftests_run.judge(runs("good"), expect, PROGS, LABELS)
+        out = judge.judge(runs("good"), expect, PROGS, LABELS)
         text = "\n".join(out.problems)
         self.assertIn("qdisc_bypass: pfifo_idle_bypass on patched: got pass, expected fail", text)
         # Expected to pass on both kernels, get_channels is now a control.
@@ -428,8 +427,8 @@ class ThirdKernelTest(unittest.TestCase):
         ktap = ktap_parse.Ktap(plan=1, results=[
             ("c", ktap_parse.CaseResult(status=status, diag=diag))])
         rc = 0 if status == "pass" else 1
-        runs = {"net": {"p": selftests_run.ProgramRun("ktap", rc, ktap)}}
-        return selftests_run.judge(runs, {"p": entry or self.ENTRY}, [("p", "ktap")], ["net"])
+        runs = {"net": {"p": read.ProgramRun("ktap", rc, ktap)}}
+        return judge.judge(runs, {"p": entry or self.ENTRY}, [("p", "ktap")], ["net"])
 
     def test_expected_failure_with_its_diagnostic_passes(self):
         out = self.verdict("fail", ["Check failed 10 != 0"])
@@ -453,11 +452,11 @@ class ThirdKernelTest(unittest.TestCase):
 
 class TimesTest(unittest.TestCase):
     def test_seconds_per_program_and_kernel(self):
-        runs = {"base": {"a": selftests_run.ProgramRun("ktap", 0, seconds=12),
-                         "bb": selftests_run.ProgramRun("ktap", 0)},
-                "patched": {"a": selftests_run.ProgramRun("ktap", 0, seconds=130)}}
-        table = selftests_run.times_table(runs, [("a", "ktap"), ("bb", "ktap")],
-                                          ["base", "patched"])
+        runs = {"base": {"a": read.ProgramRun("ktap", 0, seconds=12),
+                         "bb": read.ProgramRun("ktap", 0)},
+                "patched": {"a": read.ProgramRun("ktap", 0, seconds=130)}}
+        table = judge.times_table(runs, [("a", "ktap"), ("bb", "ktap")],
+                                  ["base", "patched"])
         self.assertEqual(table.splitlines(), ["seconds  base  patched",
                                               "a          12      130",
                                               "bb          -        -",
@@ -477,7 +476,7 @@ class TimesTest(unittest.TestCase):
                 self.assertEqual(list(Path(tmp).iterdir()), [])
 
     def test_kernel_labels_name_their_tree(self):
-        self.assertEqual([selftests_run.selftest_kernel(k)
+        self.assertEqual([run.selftest_kernel(k)
                           for k in ("base", "patched", "no-callback")],
                          ["base", "patched", "patched"])
 
@@ -530,16 +529,16 @@ class RunMatrixTest(unittest.TestCase):
 
         hang_lines = 6
         with tempfile.TemporaryDirectory() as tmp, \
-                mock.patch.object(selftests_run.vm, "run_vm", fake_run_vm):
+                mock.patch.object(run.vm, "run_vm", fake_run_vm):
             kernels = {label: DATA / scenario / label for label in LABELS}
             if stale:
                 # What an earlier run left: a complete run of every program.
                 for label in LABELS:
                     shutil.copytree(DATA / scenario / label, Path(tmp) / label)
                     (Path(tmp) / label / "complete").write_text("done\n")
-            return selftests_run.run_matrix(kernels, tmp, bindir="/nonexistent", tree="",
-                                            log=lambda *_: None,
-                                            expect=expect or expectations(), progs=PROGS, **kw)
+            return run.run_matrix(kernels, tmp, bindir="/nonexistent", tree="",
+                                  log=lambda *_: None,
+                                  expect=expect or expectations(), progs=PROGS, **kw)
 
     def control_expectations(self):
         """expectations() with drivers.net.dummy_queues.py a control program:
@@ -572,25 +571,25 @@ class RunMatrixTest(unittest.TestCase):
 
     def test_control_program_failing_on_patched_reruns_on_base(self):
         expect = self.control_expectations()
-        run = selftests_run.read_program(DATA / "good" / "patched", "drivers.net.dummy_queues.py",
-                                         "ktap")
-        self.assertEqual(selftests_run.patched_only(expect, PROGS, LABELS,
-                                                    {"drivers.net.dummy_queues.py": run}),
+        run = read.read_program(DATA / "good" / "patched", "drivers.net.dummy_queues.py",
+                                "ktap")
+        self.assertEqual(judge.patched_only(expect, PROGS, LABELS,
+                                            {"drivers.net.dummy_queues.py": run}),
                          {"drivers.net.dummy_queues.py"})
-        failing = selftests_run.read_program(DATA / "good" / "base",
-                                             "drivers.net.dummy_queues.py", "ktap")
-        self.assertEqual(selftests_run.patched_only(expect, PROGS, LABELS,
-                                                    {"drivers.net.dummy_queues.py": failing}),
+        failing = read.read_program(DATA / "good" / "base",
+                                    "drivers.net.dummy_queues.py", "ktap")
+        self.assertEqual(judge.patched_only(expect, PROGS, LABELS,
+                                            {"drivers.net.dummy_queues.py": failing}),
                          set())
         # Without a base beside the patched kernel, nothing is left out.
-        self.assertEqual(selftests_run.patched_only(expect, PROGS, ["patched"],
-                                                    {"drivers.net.dummy_queues.py": run}), set())
+        self.assertEqual(judge.patched_only(expect, PROGS, ["patched"],
+                                            {"drivers.net.dummy_queues.py": run}), set())
 
     def test_control_programs_are_those_without_new_behaviour(self):
         expect = self.control_expectations()
-        self.assertEqual(selftests_run.control_programs(expect, PROGS, LABELS),
+        self.assertEqual(judge.control_programs(expect, PROGS, LABELS),
                          {"drivers.net.dummy_queues.py"})
-        self.assertEqual(selftests_run.control_programs(
+        self.assertEqual(judge.control_programs(
             {"tc-testing": {"0321": {"why": "control"}}}, [("tc-testing", "tdc")], LABELS),
             set())
 

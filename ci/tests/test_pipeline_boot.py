@@ -11,12 +11,11 @@ import unittest
 from pathlib import Path
 from unittest import mock
 
-from ci import debug_checks
 from ci import kconfig_tree
 from ci import pipeline
 from ci import pipeline_boot
 from ci import report
-from ci import selftests_run
+from ci.matrix import debug_checks, expectations, run
 from ci.tests import test_debug_checks
 
 
@@ -63,8 +62,8 @@ class VmDebugTest(unittest.TestCase):
                 kconfig_tree.fragment_path(p.ws, coll).parent.mkdir(parents=True, exist_ok=True)
                 kconfig_tree.fragment_path(p.ws, coll).write_text("CONFIG_NET=y\n")
             stage = pipeline.Stage("vm_debug")
-            with mock.patch.object(selftests_run, "run_matrix", fake_matrix), \
-                    mock.patch.object(selftests_run, "programs",
+            with mock.patch.object(run, "run_matrix", fake_matrix), \
+                    mock.patch.object(expectations, "programs",
                                       lambda: [("churn", "ktap"), ("tc-testing", "tdc")]), \
                     mock.patch.object(pipeline.Pipeline, "checkout", lambda *a: None), \
                     mock.patch.object(pipeline.Pipeline, "build",
@@ -241,7 +240,7 @@ class NoCallbackKernelTest(unittest.TestCase):
             p.applied = [(types.SimpleNamespace(name=n), None, None)
                          for n in (*nets, "net-next/qdisc-bypass", "net-next/qdisc-bypass")]
             stage = pipeline.Stage("vm")
-            with mock.patch.object(selftests_run, "run_matrix", fake_matrix), \
+            with mock.patch.object(run, "run_matrix", fake_matrix), \
                     mock.patch.object(pipeline_boot, "iproute2_bin", lambda: Path("/ip2/bin")), \
                     mock.patch.object(pipeline_boot, "git_run", fake_git_run), \
                     mock.patch.object(pipeline_boot, "git", fake_git), \
@@ -303,7 +302,7 @@ class NoCallbackKernelTest(unittest.TestCase):
     def test_net_kernel_expectations_are_stated(self):
         """Every case of the net kernel's programs that differs between the
         base and the patched kernel states what the net fixes alone give."""
-        expect = selftests_run.load_expectations()
+        expect = expectations.load_expectations()
         unstated = [f"{prog}: {case}" for prog, _ in pipeline_boot.NET_PROGS
                     for case, entry in expect[prog].items()
                     if entry.get("base", "pass") != entry.get("patched", "pass")
@@ -314,8 +313,8 @@ class NoCallbackKernelTest(unittest.TestCase):
         """The main command runs the whole tc-testing suite on both kernels,
         the test command its categories (the base only reruns), both with
         the kernel's iproute2."""
-        for mode, cats, base_all in (("main", selftests_run.TDC_ALL, True),
-                                     ("test", selftests_run.TDC_TEST_CATEGORIES, False)):
+        for mode, cats, base_all in (("main", expectations.TDC_ALL, True),
+                                     ("test", expectations.TDC_TEST_CATEGORIES, False)):
             kws = []
             self.run_stage({"base": True, pipeline_boot.NO_CALLBACK: True}, mode=mode, kws=kws)
             with self.subTest(mode=mode):

@@ -268,13 +268,16 @@ class ResultsFreshTest(unittest.TestCase):
     def test_inputs_cover_the_kernel_and_the_code_that_made_each_record(self):
         kernel = ["kernel/base.env", "kernel/build.sh", "kernel/fetch-base.sh",
                   "kernel/configs/vng.config", "ci/kconfig_tree.py"]
+        # The VM matrix (ci/matrix/): reading, judging, installing, running.
+        matrix = [f"ci/matrix/{m}.py" for m in
+                  ("__init__", "vm", "ktap_parse", "runner_parse", "read", "expectations",
+                   "case", "judge", "kselftests", "run")]
         made_by = {"bench": ["ci/pipeline_bench.py", "tools/bench/bench_stats.py",
                              "kernel/configs/uml-bench.config"],
-                   "icount": ["tools/bench/icount.py", "ci/pipeline_tree.py"],
-                   "vm-debug": ["ci/pipeline_boot.py", "ci/debug_checks.py",
-                                "ci/selftests_run.py", "selftests/fault-inject.sh",
-                                "kernel/configs/debug.config"],
-                   "stable": ["ci/stable_vm.py", "ci/selftests_run.py",
+                   "icount": ["tools/bench/icount.py", "ci/pipeline_tree.py", "ci/matrix/vm.py"],
+                   "vm-debug": ["ci/pipeline_boot.py", "ci/matrix/debug_checks.py", *matrix,
+                                "selftests/fault-inject.sh", "kernel/configs/debug.config"],
+                   "stable": ["ci/stable_vm.py", *matrix,
                               "tools/series/stable.py", "kernel/stable/6.1.env"]}
         made_by["bench-design"] = made_by["bench"]
         made_by["vm-kcsan"] = made_by["vm-debug"]
@@ -339,7 +342,7 @@ class CraftedResultsTest(unittest.TestCase):
         from common.stamp import source_stamp
         self.write(f"{RESULTS}/vm-debug/source.json", "{}\n")
         self.assertFalse(source_stamp(self.root)["dirty"])
-        self.write("ci/selftests_run.py", "changed = True\n")
+        self.write("ci/matrix/run.py", "changed = True\n")
         self.assertTrue(source_stamp(self.root)["dirty"])
 
     def test_cover_letter_is_no_input(self):
@@ -428,13 +431,15 @@ class CraftedResultsTest(unittest.TestCase):
                           ("kernel/stable/6.1.env", "BASE_VERSION=6.1.192\n"),
                           ("kernel/configs/vng.config", "CONFIG_NET=y\n"),
                           ("ci/__init__.py", ""),
+                          ("ci/matrix/__init__.py", ""),
                           ("ci/pipeline_boot.py", "from ci import pipeline_tree\n"
-                           "def stage_vm_debug():\n    from ci import debug_checks\n"),
+                           "def stage_vm_debug():\n    from ci.matrix import debug_checks\n"),
                           ("ci/pipeline_tree.py", "from ci.kconfig_tree import fragments\n"),
                           ("ci/kconfig_tree.py", "def fragments():\n    pass\n"),
-                          ("ci/debug_checks.py", "def judge_fault_injection():\n    pass\n"),
-                          ("ci/stable_vm.py", "from ci import selftests_run\n"),
-                          ("ci/selftests_run.py", "")):
+                          ("ci/matrix/debug_checks.py",
+                           "def judge_fault_injection():\n    pass\n"),
+                          ("ci/stable_vm.py", "from ci.matrix import run\n"),
+                          ("ci/matrix/run.py", "")):
             self.write(rel, text)
         self.commit("producers")
         stamp = {"commit": git(self.root, "rev-parse", "HEAD").stdout.strip(), "dirty": False,
@@ -462,9 +467,10 @@ class CraftedResultsTest(unittest.TestCase):
 
     def test_stage_and_judge_code_are_inputs(self):
         self.producers()
-        for rel, stale in (("ci/debug_checks.py", ["vm-debug"]),
+        for rel, stale in (("ci/matrix/debug_checks.py", ["vm-debug"]),
                            ("ci/kconfig_tree.py", ["vm-debug"]),
-                           ("ci/selftests_run.py", ["stable"])):
+                           ("ci/matrix/run.py", ["stable"]),
+                           ("ci/matrix/__init__.py", ["stable", "vm-debug"])):
             with self.subTest(rel=rel):
                 git(self.root, "checkout", "-q", "--", ".")
                 self.write(rel, "def judge_fault_injection():\n    return True\n")

@@ -7,13 +7,13 @@ import tempfile
 import unittest
 from pathlib import Path
 
-from ci import debug_checks, pipeline_boot
+from ci import pipeline_boot
+from ci.matrix import debug_checks, expectations, kselftests
 from common.programs import read_programs
-from ci import selftests_run
 
 ROOT = Path(__file__).resolve().parents[2]
 
-STATES = set(selftests_run.EXPECTED)  # "skip" is not one
+STATES = set(expectations.EXPECTED)  # "skip" is not one
 
 
 def cxx_source(prog):
@@ -61,12 +61,12 @@ KERNELS = ("base", pipeline_boot.NET_KERNEL, "patched", pipeline_boot.NO_CALLBAC
 
 class ExpectationsTest(unittest.TestCase):
     def setUp(self):
-        self.expect = selftests_run.load_expectations()
-        self.progs = dict(selftests_run.programs())
+        self.expect = expectations.load_expectations()
+        self.progs = dict(expectations.programs())
 
     def test_every_program_is_listed(self):
         # fault_inject runs on the debug kernel alone, before the programs
-        # (selftests/fault-inject.sh), judged by ci/debug_checks.py.
+        # (selftests/fault-inject.sh), judged by ci/matrix/debug_checks.py.
         self.assertEqual(set(self.expect) - set(self.progs), {debug_checks.FAULT_PROGRAM},
                          "expectations for programs that programs.txt does not run")
         self.assertEqual({k for k in self.progs.values()}, {"ktap", "kselftest", "tdc"})
@@ -94,7 +94,7 @@ class ExpectationsTest(unittest.TestCase):
                     self.assertEqual(set(shows), failing)
                     for kinds in shows.values():
                         self.assertTrue(kinds)
-                        self.assertLessEqual(set(kinds), set(selftests_run.SHOW_KINDS))
+                        self.assertLessEqual(set(kinds), set(expectations.SHOW_KINDS))
                         for kind, values in kinds.items():
                             values = [values] if isinstance(values, str) else values
                             self.assertTrue(values)
@@ -110,7 +110,7 @@ class ExpectationsTest(unittest.TestCase):
         for prog, cases in self.expect.items():
             for case, entry in cases.items():
                 with self.subTest(prog=prog, case=case):
-                    control = selftests_run.is_control(entry, ["base", "patched"])
+                    control = expectations.is_control(entry, ["base", "patched"])
                     self.assertEqual(entry.get("why", "").startswith("control: "), control)
 
     def test_cxx_cases_match_the_programs(self):
@@ -182,7 +182,7 @@ class ExpectationsTest(unittest.TestCase):
     def test_listed_cases_of_judged_programs(self):
         progs = [("a", "ktap"), ("t", "tdc")]
         expect = {"a": {"x": {}, "y": {}}, "t": {"z": {}}, "gone": {"w": {}}}
-        self.assertEqual(selftests_run.expected_cases(expect, progs),
+        self.assertEqual(expectations.expected_cases(expect, progs),
                          {("a", "x"), ("a", "y"), ("t", "z")})
 
 
@@ -204,35 +204,35 @@ class KselftestInstallTest(unittest.TestCase):
     the tests run; a failing make is named."""
 
     def fake_tree(self, tmp, top=FAKE_TOP_MAKEFILE):
-        sdir = Path(tmp) / "tree" / selftests_run.SELFTESTS_DIR
+        sdir = Path(tmp) / "tree" / kselftests.SELFTESTS_DIR
         (sdir / "net/lib").mkdir(parents=True)
         (sdir / "Makefile").write_text(top)
         (sdir / "net/lib/Makefile").write_text(FAKE_LIB_MAKEFILE)
         return Path(tmp) / "tree"
 
     def test_commands(self):
-        full, = selftests_run.kselftest_install_commands("/t", "/b", "/d", ["net", "drivers/net"],
-                                                         lean=False)
+        full, = kselftests.kselftest_install_commands("/t", "/b", "/d", ["net", "drivers/net"],
+                                                      lean=False)
         self.assertEqual(full, ["make", "-C", "/t/tools/testing/selftests", "O=/b",
                                 "TARGETS=net drivers/net", "INSTALL_PATH=/d", "install"])
-        lean = selftests_run.kselftest_install_commands("/t", "/b", "/d", ["net"])
+        lean = kselftests.kselftest_install_commands("/t", "/b", "/d", ["net"])
         self.assertEqual(lean[0], [*full[:4], "TARGETS=net", "INSTALL_PATH=/d",
-                                   *selftests_run.LEAN_INSTALL, "install"])
+                                   *kselftests.LEAN_INSTALL, "install"])
         self.assertIn("TEST_GEN_PROGS=", lean[0])
         out = "/b/kselftest/net/lib"
         self.assertEqual(lean[1], ["make", "-C", "/t/tools/testing/selftests/net/lib",
                                    f"OUTPUT={out}", f"{out}/xdp_helper"])
         self.assertEqual(lean[2][-1], "/d/net/lib/xdp_helper")
         # no net/lib without net or drivers/net
-        self.assertEqual(len(selftests_run.kselftest_install_commands("/t", "/b", "/d", ["mm"])), 1)
+        self.assertEqual(len(kselftests.kselftest_install_commands("/t", "/b", "/d", ["mm"])), 1)
 
     def test_install_outside_the_tree(self):
         with tempfile.TemporaryDirectory() as tmp:
             tree = self.fake_tree(tmp)
             before = sorted(p for p in tree.rglob("*"))
-            dest, secs = selftests_run.install_kselftests(tree, Path(tmp) / "root",
-                                                          ["net", "drivers/net"],
-                                                          log=lambda m: None)
+            dest, secs = kselftests.install_kselftests(tree, Path(tmp) / "root",
+                                                       ["net", "drivers/net"],
+                                                       log=lambda m: None)
             self.assertEqual(dest, Path(tmp) / "root/install")
             self.assertEqual((dest / "targets").read_text().strip(), "net drivers/net")
             self.assertEqual((dest / "net/lib/xdp_helper").read_text(), "helper\n")
@@ -240,8 +240,8 @@ class KselftestInstallTest(unittest.TestCase):
             self.assertGreaterEqual(secs, 0)
             # a second install starts from an empty directory
             (dest / "stale.py").write_text("")
-            selftests_run.install_kselftests(tree, Path(tmp) / "root", ["net"],
-                                             log=lambda m: None)
+            kselftests.install_kselftests(tree, Path(tmp) / "root", ["net"],
+                                          log=lambda m: None)
             self.assertFalse((dest / "stale.py").exists())
 
     def test_failures_are_named(self):
@@ -249,20 +249,20 @@ class KselftestInstallTest(unittest.TestCase):
             tree = self.fake_tree(tmp, "install:\n\t@echo no rule for net >&2; false\n")
             with self.assertRaisesRegex(RuntimeError, r"selftests install: make -C .* exited 2: "
                                                       r".*no rule for net"):
-                selftests_run.install_kselftests(tree, Path(tmp) / "root", ["net"],
-                                                 log=lambda m: None)
+                kselftests.install_kselftests(tree, Path(tmp) / "root", ["net"],
+                                              log=lambda m: None)
             tree2 = Path(tmp) / "t2"
             tree = self.fake_tree(tree2, "install:\n\tmkdir -p $(INSTALL_PATH)\n")
             with self.assertRaisesRegex(RuntimeError, "no run_kselftest.sh"):
-                selftests_run.install_kselftests(tree, Path(tmp) / "root", ["net"],
-                                                 log=lambda m: None)
+                kselftests.install_kselftests(tree, Path(tmp) / "root", ["net"],
+                                              log=lambda m: None)
 
     def test_collections_of_the_programs(self):
         tests = {"a.py": "net:a.py", "b": "drivers/net:b.py", "c": "net:c.py"}
         progs = [("x", "ktap"), ("a.py", "kselftest"), ("b", "kselftest"), ("c", "kselftest"),
                  ("t", "tdc")]
-        self.assertEqual(selftests_run.kselftest_collections(progs, tests), ["net", "drivers/net"])
-        self.assertEqual(selftests_run.kselftest_collections([("x", "ktap")], tests), [])
+        self.assertEqual(kselftests.kselftest_collections(progs, tests), ["net", "drivers/net"])
+        self.assertEqual(kselftests.kselftest_collections([("x", "ktap")], tests), [])
 
 
 if __name__ == "__main__":

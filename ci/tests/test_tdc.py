@@ -14,9 +14,8 @@ import unittest
 from pathlib import Path
 from unittest import mock
 
-from ci import ktap_parse
-from ci import selftests_run
-from ci import vm
+from ci.matrix import expectations, read, run, runner_parse, vm
+from ci.matrix import judge as matrix_judge
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -56,14 +55,14 @@ GOOD = {"base": (1, tap(ok(1, "24f9"), failed(2, "d351", D351_BASE), ok(3, "82d9
 
 
 def judge(outputs, expect=EXPECT):
-    runs = {label: {"tc-testing": selftests_run.ProgramRun(
-        "tdc", rc, ktap_parse.parse_tdc(text))} for label, (rc, text) in outputs.items()}
-    return selftests_run.judge(runs, expect, PROGS, LABELS)
+    runs = {label: {"tc-testing": read.ProgramRun(
+        "tdc", rc, runner_parse.parse_tdc(text))} for label, (rc, text) in outputs.items()}
+    return matrix_judge.judge(runs, expect, PROGS, LABELS)
 
 
 class ParseTdcTest(unittest.TestCase):
     def test_cases_by_id_with_what_follows_them(self):
-        k = ktap_parse.parse_tdc(GOOD["base"][1])
+        k = runner_parse.parse_tdc(GOOD["base"][1])
         self.assertEqual((k.plan, k.problems), (3, []))
         self.assertEqual([(n, r.status) for n, r in k.results],
                          [("24f9", "pass"), ("d351", "fail"), ("82d9", "pass")])
@@ -73,7 +72,7 @@ class ParseTdcTest(unittest.TestCase):
         self.assertEqual(k.cases["24f9"].diag, [])
 
     def test_skip_and_numbering(self):
-        k = ktap_parse.parse_tdc(tap(skipped(1, "9178"), ok(3, "983a")))
+        k = runner_parse.parse_tdc(tap(skipped(1, "9178"), ok(3, "983a")))
         self.assertEqual((k.cases["9178"].status, k.cases["9178"].reason),
                          ("skip", "no netdevsim"))
         self.assertEqual(k.problems, ["983a: Expected test number 2 but found 3"])
@@ -85,7 +84,7 @@ class ParseTdcTest(unittest.TestCase):
                 + "### tdc run: qdiscs/cake.json exit 1\n"
                 + "### tdc run: filters/u32.json\n" + tap(failed(1, "82d9", "exited 2"))
                 + "### tdc run: filters/u32.json exit 1\n")
-        k = ktap_parse.parse_tdc(text)
+        k = runner_parse.parse_tdc(text)
         self.assertEqual(k.plan, 3)
         self.assertEqual([(n, r.status) for n, r in k.results],
                          [("24f9", "pass"), ("d351", "pass"), ("82d9", "fail")])
@@ -94,7 +93,7 @@ class ParseTdcTest(unittest.TestCase):
         self.assertNotIn("Sent 5 packets.", k.cases["d351"].diag)
 
     def test_no_plan_no_results(self):
-        k = ktap_parse.parse_tdc(HEAD + ok(1, "24f9"))
+        k = runner_parse.parse_tdc(HEAD + ok(1, "24f9"))
         self.assertEqual((k.plan, k.results), (None, []))
 
 
@@ -192,7 +191,7 @@ class ExpectationsTdcTest(unittest.TestCase):
         import re
         ids = set(re.findall(r'^\+\s+"id": "(\w+)"', patch.read_text(), re.M))
         self.assertEqual(len(ids), 9)
-        listed = selftests_run.load_expectations()["tc-testing"]
+        listed = expectations.load_expectations()["tc-testing"]
         self.assertEqual(set(listed), ids | self.ENVIRONMENT)
         for tid, entry in listed.items():
             with self.subTest(tid=tid):
@@ -214,15 +213,15 @@ class ListedOnlyOnBaseTest(unittest.TestCase):
               "patched": GOOD["patched"]}
 
     def judge(self, outputs):
-        runs = {label: {"tc-testing": selftests_run.ProgramRun(
-            "tdc", rc, ktap_parse.parse_tdc(text))} for label, (rc, text) in outputs.items()}
-        return selftests_run.judge(runs, EXPECT, PROGS, LABELS, listed_only=["base"])
+        runs = {label: {"tc-testing": read.ProgramRun(
+            "tdc", rc, runner_parse.parse_tdc(text))} for label, (rc, text) in outputs.items()}
+        return matrix_judge.judge(runs, EXPECT, PROGS, LABELS, listed_only=["base"])
 
     def test_subset_on_base_only_beside_patched(self):
-        self.assertEqual(selftests_run.tdc_subset(EXPECT, PROGS, "base", LABELS),
+        self.assertEqual(run.tdc_subset(EXPECT, PROGS, "base", LABELS),
                          "TDC_IDS='24f9 d351' ")
-        self.assertEqual(selftests_run.tdc_subset(EXPECT, PROGS, "patched", LABELS), "")
-        self.assertEqual(selftests_run.tdc_subset(EXPECT, PROGS, "base", ["base"]), "")
+        self.assertEqual(run.tdc_subset(EXPECT, PROGS, "patched", LABELS), "")
+        self.assertEqual(run.tdc_subset(EXPECT, PROGS, "base", ["base"]), "")
 
     def test_unlisted_case_not_run_on_base_passes(self):
         out = self.judge(self.SUBSET)
@@ -281,8 +280,8 @@ class WholeRunTest(unittest.TestCase):
                         out.problems)
 
     def test_missing_tree_case_fails(self):
-        out = selftests_run.judge(
-            {label: {"tc-testing": selftests_run.ProgramRun("tdc", rc, ktap_parse.parse_tdc(t))}
+        out = matrix_judge.judge(
+            {label: {"tc-testing": read.ProgramRun("tdc", rc, runner_parse.parse_tdc(t))}
              for label, (rc, t) in GOOD.items()},
             EXPECT, PROGS, LABELS,
             required={label: {"tc-testing": {"24f9", "d351", "82d9", "f00d"}}
@@ -329,7 +328,7 @@ class WholeRunTest(unittest.TestCase):
 def write_tree(root, cases):
     """A kernel tree holding tc-testing cases {file: [(id, [category...])]}."""
     for name, items in cases.items():
-        f = Path(root) / selftests_run.TDC_TESTS / name
+        f = Path(root) / expectations.TDC_TESTS / name
         f.parent.mkdir(parents=True, exist_ok=True)
         f.write_text(json.dumps([{"id": tid, "name": "a case", "category": cats}
                                  for tid, cats in items]))
@@ -364,12 +363,12 @@ class RunMatrixTdcTest(unittest.TestCase):
                                timed_out=False, seconds=1.0, log_path=str(log_path))
 
         with tempfile.TemporaryDirectory() as tmp, \
-                mock.patch.object(selftests_run.vm, "run_vm", fake_run_vm):
+                mock.patch.object(run.vm, "run_vm", fake_run_vm):
             write_tree(Path(tmp) / "tree", self.TREE)
             expect = {"tc-testing": dict(EXPECT["tc-testing"], c797={
                 "base": "fail", "patched": "fail", "why": "both: exits 2",
                 "shows": {k: {"extack": "exited with 2"} for k in LABELS}})}
-            out = selftests_run.run_matrix(
+            out = run.run_matrix(
                 {label: Path(tmp) / label for label in LABELS}, Path(tmp) / "out",
                 bindir="/nonexistent", tree=str(Path(tmp) / "tree"), log=lambda *_: None,
                 expect=expect, progs=PROGS, tdc_categories=categories, tdc_base_all=base_all,
@@ -379,10 +378,10 @@ class RunMatrixTdcTest(unittest.TestCase):
     def test_tree_ids_of_the_categories(self):
         with tempfile.TemporaryDirectory() as tmp:
             write_tree(tmp, self.TREE)
-            self.assertEqual(selftests_run.tdc_tree_ids(tmp, ("qdisc", "filter")),
+            self.assertEqual(expectations.tdc_tree_ids(tmp, ("qdisc", "filter")),
                              {"24f9", "d351", "82d9", "f00d"})
-            self.assertEqual(selftests_run.tdc_tree_ids(tmp, ("codel",)), {"82d9"})
-            self.assertEqual(len(selftests_run.tdc_tree_ids(tmp)), 6)
+            self.assertEqual(expectations.tdc_tree_ids(tmp, ("codel",)), {"82d9"})
+            self.assertEqual(len(expectations.tdc_tree_ids(tmp)), 6)
 
     PATCHED = (0, tap(ok(1, "24f9"), ok(2, "d351"), ok(3, "82d9"), ok(4, "f00d")))
 
@@ -433,7 +432,7 @@ class RunMatrixTdcTest(unittest.TestCase):
                              failed(6, "c797", "Command exited with 2")))
         out, commands = self.run_matrix({"patched": lambda ids: every,
                                          "base": lambda ids: base_every},
-                                        categories=selftests_run.TDC_ALL, base_all=True)
+                                        categories=expectations.TDC_ALL, base_all=True)
         self.assertEqual([label for label, _ in commands], ["base", "patched"])
         self.assertFalse(any("TDC_IDS" in c for _, c in commands))
         self.assertIn("TDC_CATEGORIES='all'", commands[0][1])
@@ -474,7 +473,7 @@ class TcTestingScriptTest(unittest.TestCase):
                 ["bash", str(ROOT / "selftests/tc-testing.sh"), str(Path(tmp) / "tree"), *cats],
                 env={"PATH": f"{fake}:/usr/bin:/bin", **(env or {})},
                 capture_output=True, text=True, timeout=60)
-        return res.returncode, ktap_parse.parse_tdc(res.stdout), res.stdout
+        return res.returncode, runner_parse.parse_tdc(res.stdout), res.stdout
 
     FILES = {"qdiscs/a.json": [("aaa1", ["qdisc", "fq_codel"]), ("aaa2", ["qdisc", "sfq"])],
              "filters/b.json": [("bad1", ["filter"]), ("bbb2", ["filter"])],

@@ -28,7 +28,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-from ci.vm import run_vm
+from ci.matrix.vm import run_vm
 from common.stamp import source_stamp, write_source_stamp
 from tools.bench.bench_config import ICOUNT_GUARDS, ICOUNT_MIN_RUNS
 

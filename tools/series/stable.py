@@ -280,7 +280,7 @@ def vm_plan(version: str, plan: str | Path = SELFTESTS / "stable.json",
             programs: str | Path = PROGRAMS_TXT,
             expectations: str | Path = SELFTESTS / "expectations.json",
             net: str | Path = NET_PATCHES) -> tuple[list[tuple[str, str]], dict[str, Any]]:
-    """(progs, expect) for selftests_run.run_matrix() on the base and the
+    """(progs, expect) for ci.matrix.run.run_matrix() on the base and the
     patched kernel of a stable tree ("base" and "patched" labels).
 
     progs: [(name, kind)] of programs.txt that selftests/stable.json names

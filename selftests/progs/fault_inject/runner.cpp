@@ -105,8 +105,8 @@ CaseResult run_request(const FailNth &nth, Kmemleak &leaks, Request &req)
     if (n > kMaxTries)
         bad.push_back(concat("still faulting after ", kMaxTries, " tries"));
     // A request that failed none, or far fewer than half, of the sites its
-    // faultless run counted did not test its error paths (ci/debug_checks.py
-    // FAULT_MIN_SHARE).
+    // faultless run counted did not test its error paths
+    // (ci/matrix/debug_checks.py FAULT_MIN_SHARE).
     if (row.faults == 0 || 2 * row.faults < row.sites)
         bad.push_back(concat("only ", row.faults, " faults injected at ", row.sites, " sites"));
     if (row.faults != row.sites)

@@ -11,8 +11,8 @@ instruments.sh wrote at the end of the run (OUT/instruments) and names each
 instrument that was absent, off or disabled.
 
 judge_fault_injection() judges selftests/progs/fault_inject.cpp, run by
-selftests/fault-inject.sh before the programs, as selftests_run.judge()
-judges every program, by its entries in selftests/expectations.json: each
+selftests/fault-inject.sh before the programs, as judge.judge() judges
+every program, by its entries in selftests/expectations.json: each
 request must have run and passed (no inconsistent answer, no leak), with its
 KTAP plan and exit code as its results imply; and a passing request must say
 it injected faults at no fewer than FAULT_MIN_SHARE of its sites.
@@ -25,6 +25,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ci import report
+from ci.matrix.expectations import load_expectations
+from ci.matrix.judge import judge
 
 # The instruments each debug kernel has (kernel/configs/<name>.config).
 INSTRUMENTS = {"debug": ("kasan", "lockdep", "kmemleak"), "kcsan": ("kcsan",)}
@@ -41,7 +43,7 @@ KCSAN_SELFTEST = re.compile(r"kcsan: selftest: (\d+)/(\d+) tests passed")
 # expectations.json lists them, judged on the debug kernel ("patched").
 FAULT_PROGRAM = "fault_inject"
 FAULT_LABEL = "patched"
-EXPECTATIONS = Path(__file__).resolve().parents[1] / "selftests/expectations.json"
+EXPECTATIONS = Path(__file__).resolve().parents[2] / "selftests/expectations.json"
 FAULT_REQUESTS = tuple(json.loads(EXPECTATIONS.read_text()).get(FAULT_PROGRAM, {}))
 # A request whose tries failed fewer than this share of the sites its
 # faultless run counted (faults stop early when a failed allocation ends the
@@ -160,13 +162,12 @@ def too_few_faults(diag):
 
 
 def judge_fault_injection(run, expect=None):
-    """(cases, problems) for fault_inject's ProgramRun (selftests_run.read_program),
-    judged by expect (expectations.json unless given) as selftests_run.judge()
+    """(cases, problems) for fault_inject's ProgramRun (read.read_program()),
+    judged by expect (expectations.json unless given) as judge.judge()
     judges a program, and by the faults each passing request injected."""
-    from ci import selftests_run  # noqa: PLC0415
-    expect = selftests_run.load_expectations() if expect is None else expect
-    out = selftests_run.judge({FAULT_LABEL: {FAULT_PROGRAM: run}}, expect,
-                              [(FAULT_PROGRAM, "ktap")], [FAULT_LABEL])
+    expect = load_expectations() if expect is None else expect
+    out = judge({FAULT_LABEL: {FAULT_PROGRAM: run}}, expect,
+                [(FAULT_PROGRAM, "ktap")], [FAULT_LABEL])
     problems = out.problems or ([] if out.ok else [f"{FAULT_PROGRAM}: no results"])
     got = dict(run.ktap.results)
     cases = []

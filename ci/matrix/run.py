@@ -1,0 +1,148 @@
+"""run_matrix(): the selftest programs run in VMs booted on each kernel
+(the tree's kselftests installed first) and judged (judge.py)."""
+
+import shutil
+from pathlib import Path
+
+from ci import report
+from ci.matrix import vm
+from ci.matrix.expectations import TDC_STABLE_CATEGORIES, load_expectations, programs, tdc_expect
+from ci.matrix.judge import failing_cases, judge, patched_only
+from ci.matrix.kselftests import install_kselftests, kselftest_collections
+from ci.matrix.read import read_program, unfinished
+from common.cache import cache_dir
+from common.programs import CXX_BUILD, read_programs
+from common.stamp import write_source_stamp
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def selftest_kernel(label):
+    """SELFTEST_KERNEL of a kernel label: the tree it is built from. The
+    no-callback and debug kernels are built from the patched tree."""
+    return "base" if label == "base" else "patched"
+
+
+def tdc_subset(expect, progs, label, labels, failing=(), listed=()):
+    """The environment that makes tc-testing.sh run only some tdc cases
+    ("TDC_IDS='id ...' "), on the base kernel when the patched one runs
+    beside it, and on the kernels of listed: those expectations.json lists
+    and those that failed on the patched kernel (failing), run there first.
+    Every other case passed on the patched kernel; the others add nothing to
+    that but minutes. "" everywhere else."""
+    if label not in listed and (label != "base" or "patched" not in labels):
+        return ""
+    ids = sorted({case for prog, kind in progs if kind == "tdc"
+                  for case in expect.get(prog, {})} | set(failing))
+    return f"TDC_IDS='{' '.join(ids)}' " if ids else ""
+
+
+def run_matrix(kernels, outdir, bindir=CXX_BUILD, tree="", timeout=1800, log=print,
+               expect=None, progs=None, churn_seconds=20, before=None, after=None,
+               ksft_root=None, tdc_categories=TDC_STABLE_CATEGORIES, tdc_base_all=False,
+               iproute2=None, tdc_timeout=900, tdc_listed=(), controls_on_base=True):
+    """kernels: {label: build_dir}. Boots each, runs the programs and judges
+    them (expect, progs: expectations.json and programs.txt unless given).
+    With kselftest programs among them, the tree's selftests are installed
+    first (install_kselftests(), under ksft_root, by default the cache's
+    kselftest/<outdir's name>).
+    The VM's runner gets SELFTEST_KERNEL (selftest_kernel()) for its
+    programs. before, after: functions of a kernel's results directory giving a shell
+    command the VM runs before and after the programs (the debug kernels'
+    fault injection and instrument dump); the VM's exit status stays
+    run-in-vm.sh's. Returns an MatrixVerdict with cases and matrix.
+    tdc_categories: the tc-testing categories run (TDC_ALL: the whole suite);
+    every tree case of them must be reported (tdc_expect()). The base kernel
+    beside the patched one runs them all with tdc_base_all, else only the
+    listed cases and those that failed on the patched kernel, which then
+    runs first (tdc_subset()). iproute2: the directory of the ip and tc
+    tc-testing runs (TDC_IPROUTE2), None for the host's; tdc_timeout: its
+    limit in seconds (run-in-vm.sh's TDC_TIMEOUT). tdc_listed: the labels
+    whose tdc runs only the listed cases, whatever runs beside them.
+    controls_on_base: the base kernel runs every program; else, beside a
+    patched kernel (which then runs first), not the controls that passed
+    there (patched_only())."""
+    expect = load_expectations() if expect is None else expect
+    # Programs given: the VM runs only those.
+    given = progs is not None
+    progs = programs() if progs is None else progs
+    tests = {p.name: p.kselftest for p in read_programs() if p.kind == "kselftest"}
+    ksft, install_note = "", ""
+    if targets := kselftest_collections(progs, tests):
+        root = ksft_root or cache_dir() / "kselftest" / Path(outdir).name
+        ksft, secs = install_kselftests(tree, root, targets, log)
+        install_note = f"\nselftests installed ({' '.join(targets)}) in {secs:.0f} s: {ksft}"
+        log(install_note.strip())
+    runs, boot_cases, problems, listed_only = {}, [], [], []
+    required, tdc_env = {}, ""
+    if any(kind == "tdc" for _, kind in progs):
+        tdc_env = f"TDC_CATEGORIES='{' '.join(tdc_categories)}' TDC_TIMEOUT={int(tdc_timeout)} "
+        tdc_env += f"TDC_IPROUTE2={iproute2} " if iproute2 else ""
+        if tree:
+            expect, tdc_ids = tdc_expect(expect, progs, tree, tdc_categories)
+            required = {label: tdc_ids for label in kernels}
+    # The results say which commit of the project made them
+    # (ci/tests/test_results_fresh.py reads it from copies kept in Documentation/).
+    write_source_stamp(outdir)
+    order = list(kernels)
+    if ((tdc_env and not tdc_base_all) or not controls_on_base) and \
+            "base" in kernels and "patched" in kernels:
+        # Patched first: the base reruns its tdc failures, and skips the controls that passed.
+        order.sort(key=lambda label: label != "patched")
+    not_run = {}
+    for label in order:
+        build = kernels[label]
+        shared_dir = Path(outdir) / label
+        failing = {c for p, k in progs if k == "tdc"
+                   for c in failing_cases(runs.get("patched", {}).get(p))}
+        subset = "" if tdc_base_all else tdc_subset(expect, progs, label, list(kernels),
+                                                    failing, tdc_listed)
+        mine = progs
+        if label == "base" and not controls_on_base:
+            not_run[label] = patched_only(expect, progs, list(kernels), runs.get("patched", {}))
+            mine = [(p, k) for p, k in progs if p not in not_run[label]]
+        only = (f" --only={','.join(p for p, _ in mine)}" if given or mine != progs else "")
+        log(f"  booting the {label} kernel (TCG) and running {len(mine)} program(s)"
+            + (f" (not rerun: {len(progs) - len(mine)} control program(s) that passed on "
+               "patched)" if mine != progs else ""))
+        if subset:
+            listed_only.append(label)
+            asked = set(subset.split("'")[1].split())
+            required[label] = {p: asked for p, k in progs if k == "tdc"}
+        # Nothing of an earlier run is read as this one's.
+        shutil.rmtree(shared_dir, ignore_errors=True)
+        cmd = (f"{subset}{tdc_env}SELFTEST_KERNEL={selftest_kernel(label)} "
+               f"CHURN_SECONDS={int(churn_seconds)} "
+               f"bash {ROOT}/selftests/run-in-vm.sh {shared_dir} {bindir} {tree}{only}"
+               + (f" --kselftests={ksft}" if ksft else ""))
+        if before or after:
+            cmd = (f"{before(shared_dir) + '; ' if before else ''}{cmd}; rc=$?; "
+                   f"{after(shared_dir) + '; ' if after else ''}(exit $rc)")
+        res = vm.run_vm(build, cmd, rwdir=shared_dir, timeout=timeout,
+                        log_path=Path(outdir) / f"{label}-console.log")
+        log(f"    {label}: {res.reason()} after {res.seconds:.0f}s "
+            f"(console: {res.log_path})")
+        boot_cases.append(report.Case(f"vm.{label}", "boot and run", "pass" if res.ok else "fail",
+                                      res.reason()))
+        complete = res.ok and (shared_dir / "complete").is_file()
+        if not complete:
+            # The programs that finished are judged; one that was still
+            # running (a hung test) is named, its listed cases never ran.
+            hung = unfinished(shared_dir, progs, tree, tests)
+            problems.append(f"{label} VM: {res.reason()}" + (f"; {hung[1]}" if hung else ""))
+            if hung:
+                boot_cases.append(report.Case(f"selftests.{label}",
+                                              f"{hung[0]}: exit code and plan", "fail", hung[1]))
+        elif (shared_dir / "no-timers").is_file():
+            problems.append(f"{label} VM: the kernel has no POSIX timers "
+                            f"({(shared_dir / 'no-timers').read_text().strip()}): the runner's "
+                            "900 s limit per program and ping's -W never fire "
+                            "(CONFIG_POSIX_TIMERS, kernel/configs/vng.config)")
+        # After a complete run every program is read (one without results
+        # fails as such); after a stopped one, those that finished.
+        runs[label] = {p: read_program(shared_dir, p, k, tree, tests.get(p, ""))
+                       for p, k in mine if complete or (shared_dir / f"{p}.rc").is_file()}
+    out = judge(runs, expect, progs, list(kernels), problems, listed_only, required, not_run)
+    out.cases = boot_cases + out.cases
+    out.matrix += install_note
+    return out
