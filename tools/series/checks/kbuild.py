@@ -366,6 +366,7 @@ class Cocci:
             self.log(f"    coccicheck {path} @ {rev}")
             # An absolute CHECK: make runs in the build directory (O=), where
             # a relative scripts/coccicheck fails checker-valid.sh.
+            code: int | None
             if included_sources(self.tree, rev, [path]):
                 # A C file another one #includes (a KUnit test built into its
                 # driver) is no object: coccicheck on it as kbuild's CHECK
