@@ -72,26 +72,34 @@ class WarningTest(unittest.TestCase):
         self.assertTrue(checked[0][2].startswith("CHECK=") and "sparse" in checked[0][2])
 
 
+def kunit_in_driver_repo(d, before=None, after=None):
+    """A git repository in d whose second commit adds drv/tests/a_kunit.c,
+    #included by drv/a.c; files in before and after (path: text) join the
+    first and the second commit. Returns (git environment, the second commit)."""
+    env = {**os.environ, "GIT_AUTHOR_NAME": "a", "GIT_AUTHOR_EMAIL": "a@x",
+           "GIT_COMMITTER_NAME": "a", "GIT_COMMITTER_EMAIL": "a@x"}
+    subprocess.run(["git", "init", "-q", d], check=True)
+    for path, text in {**(before or {}), "drv/a.c": "int a;\n"}.items():
+        Path(d, path).parent.mkdir(parents=True, exist_ok=True)
+        Path(d, path).write_text(text)
+    subprocess.run(["git", "-C", d, "add", "."], check=True)
+    subprocess.run(["git", "-C", d, "commit", "-qm", "a"], check=True, env=env)
+    for path, text in {**(after or {}), "drv/tests/a_kunit.c": "int t;\n",
+                       "drv/a.c": 'int a;\n#include "tests/a_kunit.c"\n'}.items():
+        Path(d, path).parent.mkdir(parents=True, exist_ok=True)
+        Path(d, path).write_text(text)
+    subprocess.run(["git", "-C", d, "add", "."], check=True)
+    subprocess.run(["git", "-C", d, "commit", "-qm", "t"], check=True, env=env)
+    head = subprocess.check_output(["git", "-C", d, "rev-parse", "HEAD"], text=True).strip()
+    return env, head
+
+
 class IncludedSourceTest(unittest.TestCase):
     def test_an_included_c_file_is_no_object(self):
         """A KUnit test that its driver #includes is compiled with the
         driver, not on its own: only the driver's object is checked."""
         with tempfile.TemporaryDirectory() as d:
-            env = {**os.environ, "GIT_AUTHOR_NAME": "a", "GIT_AUTHOR_EMAIL": "a@x",
-                   "GIT_COMMITTER_NAME": "a", "GIT_COMMITTER_EMAIL": "a@x"}
-            subprocess.run(["git", "init", "-q", d], check=True)
-            Path(d, "drv").mkdir()
-            Path(d, "drv/a.c").write_text("int a;\n")
-            subprocess.run(["git", "-C", d, "add", "."], check=True)
-            subprocess.run(["git", "-C", d, "commit", "-qm", "a"], check=True, env=env)
-            Path(d, "drv/tests").mkdir()
-            Path(d, "drv/tests/a_kunit.c").write_text("int t;\n")
-            Path(d, "drv/b.c").write_text("int b;\n")
-            Path(d, "drv/a.c").write_text('int a;\n#include "tests/a_kunit.c"\n')
-            subprocess.run(["git", "-C", d, "add", "."], check=True)
-            subprocess.run(["git", "-C", d, "commit", "-qm", "t"], check=True, env=env)
-            head = subprocess.check_output(["git", "-C", d, "rev-parse", "HEAD"],
-                                           text=True).strip()
+            env, head = kunit_in_driver_repo(d, after={"drv/b.c": "int b;\n"})
             self.assertEqual(sorted(kbuild.touched_objects(d, head)), ["drv/a.o", "drv/b.o"])
             # A patch to a header builds the series' C files, but not the included one.
             Path(d, "drv/a.h").write_text("int h;\n")
@@ -112,23 +120,8 @@ class CocciIncludedTest(unittest.TestCase):
         """dummy_kunit.c, #included by dummy.c, compiles only inside it:
         coccicheck runs on the file itself, not through make."""
         with tempfile.TemporaryDirectory() as d:
-            env = {**os.environ, "GIT_AUTHOR_NAME": "a", "GIT_AUTHOR_EMAIL": "a@x",
-                   "GIT_COMMITTER_NAME": "a", "GIT_COMMITTER_EMAIL": "a@x"}
-            subprocess.run(["git", "init", "-q", d], check=True)
-            Path(d, "scripts").mkdir()
-            Path(d, "scripts/coccicheck").write_text(
-                'echo "$1:3:1-5: WARNING: mode $MODE C=$C"\n')
-            Path(d, "drv").mkdir()
-            Path(d, "drv/a.c").write_text("int a;\n")
-            subprocess.run(["git", "-C", d, "add", "."], check=True)
-            subprocess.run(["git", "-C", d, "commit", "-qm", "a"], check=True, env=env)
-            Path(d, "drv/tests").mkdir()
-            Path(d, "drv/tests/a_kunit.c").write_text("int t;\n")
-            Path(d, "drv/a.c").write_text('int a;\n#include "tests/a_kunit.c"\n')
-            subprocess.run(["git", "-C", d, "add", "."], check=True)
-            subprocess.run(["git", "-C", d, "commit", "-qm", "t"], check=True, env=env)
-            head = subprocess.check_output(["git", "-C", d, "rev-parse", "HEAD"],
-                                           text=True).strip()
+            _, head = kunit_in_driver_repo(d, {
+                "scripts/coccicheck": 'echo "$1:3:1-5: WARNING: mode $MODE C=$C"\n'})
             made = []
 
             def make(args):
