@@ -27,10 +27,10 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from ci.matrix.kselftests import kselftest_install_commands
+from common.paths import ROOT
 from common.programs import CXX_BUILD, read_programs
 from kunit.uml import NET_CONFIG, SERIES_CONFIG, SERIES_KERNEL_ARGS
 
-ROOT = Path(__file__).resolve().parents[1]
 DRV_NET_DUMMY = ROOT / "selftests/drv-net-dummy.sh"
 # A network namespace with lo up, sysfs showing its devices only, tracefs
 # and debugfs (as selftests/run-in-vm.sh runs a program), then "$@".

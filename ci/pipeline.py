@@ -31,7 +31,7 @@ import time
 import traceback
 from pathlib import Path
 
-from ci.pipeline_common import (CACHE, EXTRA_FRAGMENTS, KERNEL_CONFIG, ROOT, WS, Stage, StageFailed,
+from ci.pipeline_common import (CACHE, EXTRA_FRAGMENTS, KERNEL_CONFIG, WS, Stage, StageFailed,
                                 UsageError, log)
 from ci.pipeline_bench import BenchStages
 from ci.pipeline_boot import BootStages
@@ -40,6 +40,7 @@ from ci.pipeline_host import HostStages
 from ci.pipeline_mail import MailStages
 from ci.pipeline_submit import SubmitStages
 from ci import report
+from common.paths import ROOT
 from common.stamp import write_source_stamp
 from tools.series import series
 

@@ -16,9 +16,10 @@ import os
 import time
 
 from common.git import git, git_run
+from common.paths import ROOT
 from common.programs import CXX_BUILD
 from common.stamp import write_source_stamp
-from ci.pipeline_common import CONFIGS, ROOT, BuildProgress, StageFailed, log, sh
+from ci.pipeline_common import CONFIGS, BuildProgress, StageFailed, log, sh
 from ci.pipeline_tree import TreeStages
 from ci import report
 from tools.bench.bench_config import ICOUNT_GUARDS, ICOUNT_PATH_GUARDS, passing_guard

@@ -8,10 +8,11 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from common.git import git, git_run
+from common.paths import ROOT
 from common.programs import CXX_BUILD
 from common.tools import iproute2_bin
-from ci.pipeline_common import (BRANCH_PREFIX, CONFIGS, ROOT, BuildProgress, Stage,
-                                StageFailed, log)
+from ci.pipeline_common import (BRANCH_PREFIX, CONFIGS, BuildProgress, Stage, StageFailed,
+                                log)
 from ci.pipeline_tree import TreeStages
 from ci import report
 from ci.matrix import debug_checks

@@ -10,8 +10,8 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from common.git import git, git_run
-from ci.pipeline_common import (CACHE, CONFIGS, ROOT, Stage, StageFailed, log,
-                                sh)
+from common.paths import ROOT
+from ci.pipeline_common import CACHE, CONFIGS, Stage, StageFailed, log, sh
 from ci.pipeline_tree import TreeStages
 from tools.series.checks import kbuild, patchwork, per_series, runner, source, xmit
 from ci import kconfig_tree, report

@@ -15,13 +15,13 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from common.cache import cache_dir
+from common.paths import ROOT
 from common.proc import run_tee
 
 if TYPE_CHECKING:
     from tools.series.checks.patchwork import PatchReport, Result
     from tools.series.series import Series
 
-ROOT = Path(__file__).resolve().parents[1]
 CACHE = cache_dir()
 # The project's own kernel config fragments.
 CONFIGS = ROOT / "kernel/configs"

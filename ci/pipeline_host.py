@@ -13,8 +13,9 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 from common.git import git_run
+from common.paths import ROOT
 from common.programs import CXX_BUILD
-from ci.pipeline_common import CACHE, ROOT, StageFailed, StageSet, sh
+from ci.pipeline_common import CACHE, StageFailed, StageSet, sh
 from ci import report
 
 BUILD = CXX_BUILD

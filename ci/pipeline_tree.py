@@ -11,8 +11,9 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from common.git import git, git_run
-from ci.pipeline_common import (BRANCH_PREFIX, CACHE, EXTRA_FRAGMENTS, ROOT, X86_BUILD,
-                                BuildProgress, Stage, StageFailed, StageSet, log, sh)
+from common.paths import ROOT
+from ci.pipeline_common import (BRANCH_PREFIX, CACHE, EXTRA_FRAGMENTS, X86_BUILD, BuildProgress,
+                                Stage, StageFailed, StageSet, log, sh)
 from ci import kconfig_tree, report
 from tools.series import series
 

@@ -23,7 +23,7 @@ from ci import kconfig_tree
 from ci.matrix import judge, run
 from common.cache import cache_dir
 from common.programs import CXX_BUILD, read_programs
-from ci.pipeline_common import ROOT
+from common.paths import ROOT
 from tools.series import series, stable
 from tools.series.stable import StableError
 

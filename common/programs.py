@@ -12,9 +12,11 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-PROGRAMS_TXT = Path(__file__).resolve().parents[1] / "selftests/programs.txt"
+from common.paths import ROOT
+
+PROGRAMS_TXT = ROOT / "selftests/programs.txt"
 # where the userspace stage builds the C++ programs (CMake's build tree)
-CXX_BUILD = Path(__file__).resolve().parents[1] / "build/cxx"
+CXX_BUILD = ROOT / "build/cxx"
 KINDS = ("ktap", "kselftest", "tdc")
 # run_kselftest.sh's name of a test: COLLECTION:TEST, e.g. drivers/net:stats.py
 KSFT_TEST_RE = re.compile(r"(?<!\S)(\w[\w/.-]*):([\w.-]+)(?!\S)")

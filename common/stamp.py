@@ -8,8 +8,7 @@ import json
 from pathlib import Path
 
 from common.git import GitError, git
-
-ROOT = Path(__file__).resolve().parents[1]
+from common.paths import ROOT
 
 
 def source_stamp(root: Path = ROOT) -> dict[str, object]:

@@ -3,8 +3,9 @@
 from pathlib import Path
 
 from common.cache import cache_dir
+from common.paths import ROOT
 
-IPROUTE2_VERSION_FILE = Path(__file__).resolve().parents[1] / "ci/lib/iproute2.version"
+IPROUTE2_VERSION_FILE = ROOT / "ci/lib/iproute2.version"
 
 
 def iproute2_bin() -> Path:

@@ -27,6 +27,7 @@ from pathlib import Path
 from ci import report
 from ci.matrix.expectations import load_expectations
 from ci.matrix.judge import judge
+from common.paths import ROOT
 
 # The instruments each debug kernel has (kernel/configs/<name>.config).
 INSTRUMENTS = {"debug": ("kasan", "lockdep", "kmemleak"), "kcsan": ("kcsan",)}
@@ -43,7 +44,7 @@ KCSAN_SELFTEST = re.compile(r"kcsan: selftest: (\d+)/(\d+) tests passed")
 # expectations.json lists them, judged on the debug kernel ("patched").
 FAULT_PROGRAM = "fault_inject"
 FAULT_LABEL = "patched"
-EXPECTATIONS = Path(__file__).resolve().parents[2] / "selftests/expectations.json"
+EXPECTATIONS = ROOT / "selftests/expectations.json"
 FAULT_REQUESTS = tuple(json.loads(EXPECTATIONS.read_text()).get(FAULT_PROGRAM, {}))
 # A request whose tries failed fewer than this share of the sites its
 # faultless run counted (faults stop early when a failed allocation ends the

@@ -6,9 +6,8 @@ and the tc-testing categories each run takes and the tree's cases in them.
 import json
 from pathlib import Path
 
+from common.paths import ROOT
 from common.programs import PROGRAMS_TXT, read_programs
-
-ROOT = Path(__file__).resolve().parents[2]
 
 
 SHOW_KINDS = ("errno", "extack", "counter", "skip")

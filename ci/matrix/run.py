@@ -11,10 +11,9 @@ from ci.matrix.judge import failing_cases, judge, patched_only
 from ci.matrix.kselftests import install_kselftests, kselftest_collections
 from ci.matrix.read import read_program, unfinished
 from common.cache import cache_dir
+from common.paths import ROOT
 from common.programs import CXX_BUILD, read_programs
 from common.stamp import write_source_stamp
-
-ROOT = Path(__file__).resolve().parents[2]
 
 
 def selftest_kernel(label):

@@ -4,13 +4,11 @@ skip, named, without a build; imports from tools/series into checks/ only."""
 
 import ast
 import unittest
-from pathlib import Path
 
 from ci import report
+from common.paths import ROOT
 from tools.series import listbot
 from tools.series.checks import patchwork, per_series, runner
-
-ROOT = Path(__file__).resolve().parents[2]
 
 
 class RegistryTest(unittest.TestCase):

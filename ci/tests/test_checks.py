@@ -10,6 +10,7 @@ from pathlib import Path
 from tools.series.checks import (findings, kbuild, linters, patchwork, per_series,
                                  runner, selftest, source, xmit)
 from tools.series import series
+from common.paths import ROOT
 
 ENV = {"GIT_AUTHOR_NAME": "A U", "GIT_AUTHOR_EMAIL": "a@example.invalid",
        "GIT_COMMITTER_NAME": "A U", "GIT_COMMITTER_EMAIL": "a@example.invalid"}
@@ -976,8 +977,7 @@ class KunitWholeLogTest(unittest.TestCase):
         self.assertIn("no kernel log (test.log)", res.summary())
 
     def test_the_negative_control_patch(self):
-        patch = (Path(__file__).resolve().parents[2]
-                 / "ci/negative-controls/kunit-warn-in-passing-case.patch").read_text()
+        patch = (ROOT / "ci/negative-controls/kunit-warn-in-passing-case.patch").read_text()
         self.assertIn("+\tWARN_ON(1);", patch)
         self.assertIn("+\tKUNIT_CASE(dev_addr_test_warn_but_pass),", patch)
         self.assertIn("+\tKUNIT_EXPECT_TRUE(test, true);", patch)

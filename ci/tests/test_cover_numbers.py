@@ -8,9 +8,9 @@ open one."""
 import json
 import re
 import unittest
-from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[2]
+from common.paths import ROOT
+
 BENCH = ROOT / "Documentation/results/bench-design/bench.json"
 # "1.04x (1.02-1.05)": the median of the paired ratios and its 95% CI.
 RATIO = re.compile(r"(\d+\.\d\d)x \((\d+\.\d\d)-(\d+\.\d\d)\)")

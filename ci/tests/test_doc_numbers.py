@@ -9,7 +9,8 @@ import re
 import unittest
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[2]
+from common.paths import ROOT
+
 RESULTS = ROOT / "Documentation/results"
 COUNTS = re.compile(r"^pipeline: (\d+) passed, (\d+) failed, (?:(\d+) warned, )?(\d+) skipped",
                     re.M)

@@ -8,7 +8,7 @@ import tempfile
 import unittest
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[2]
+from common.paths import ROOT
 
 
 def run(cmd, env, user=None):

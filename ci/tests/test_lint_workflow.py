@@ -6,7 +6,8 @@ import tempfile
 import unittest
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[2]
+from common.paths import ROOT
+
 LINT = ROOT / "ci/lint-workflow.sh"
 
 GOOD = """name: t

@@ -25,8 +25,8 @@ from unittest import mock
 
 from ci.matrix import judge, ktap_parse, read, run, vm
 from ci.matrix.case import not_shown
+from common.paths import ROOT
 
-ROOT = Path(__file__).resolve().parents[2]
 
 DATA = Path(__file__).resolve().parent / "data/matrix"
 LABELS = ["base", "patched"]

@@ -16,6 +16,7 @@ from unittest import mock
 
 from ci import pipeline
 from ci import pipeline_bench
+from common.paths import ROOT
 import tools.bench
 from tools.bench import bench_config
 from tools.bench import bench_stats
@@ -202,7 +203,7 @@ class StageTest(unittest.TestCase):
         self.assertIn("rep 0 base s3_default: no pps", err)
 
 
-RECORD = Path(__file__).resolve().parents[2] / "Documentation/results/icount/icount.json"
+RECORD = ROOT / "Documentation/results/icount/icount.json"
 
 
 def recorded_runs(labels):

@@ -28,7 +28,8 @@ import tempfile
 import unittest
 from pathlib import Path, PurePosixPath
 
-ROOT = Path(__file__).resolve().parents[2]
+from common.paths import ROOT
+
 RESULTS = "Documentation/results"
 COVER = ":(exclude)patches/**/0000-cover-letter.patch"
 # The kernel a run builds: the pinned base, how it is fetched, configured

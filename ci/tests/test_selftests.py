@@ -9,9 +9,9 @@ from pathlib import Path
 
 from ci import pipeline_boot
 from ci.matrix import debug_checks, expectations, kselftests
+from common.paths import ROOT
 from common.programs import read_programs
 
-ROOT = Path(__file__).resolve().parents[2]
 
 STATES = set(expectations.EXPECTED)  # "skip" is not one
 

@@ -12,11 +12,11 @@ import unittest
 from contextlib import redirect_stderr, redirect_stdout
 from pathlib import Path
 
+from common.paths import ROOT
 from tools.series import series
 from tools.series import stable
 from ci import kconfig_tree, stable_vm
 
-ROOT = Path(__file__).resolve().parents[2]
 CONF = {"SERIES_AUTHOR_NAME": "Role Identity", "SERIES_AUTHOR_EMAIL": "role@example.invalid"}
 ROLE = {"GIT_AUTHOR_NAME": "Role Identity", "GIT_AUTHOR_EMAIL": "role@example.invalid",
         "GIT_COMMITTER_NAME": "Role Identity", "GIT_COMMITTER_EMAIL": "role@example.invalid",

@@ -16,8 +16,8 @@ from unittest import mock
 
 from ci.matrix import expectations, read, run, runner_parse, vm
 from ci.matrix import judge as matrix_judge
+from common.paths import ROOT
 
-ROOT = Path(__file__).resolve().parents[2]
 
 LABELS = ["base", "patched"]
 PROGS = [("tc-testing", "tdc")]

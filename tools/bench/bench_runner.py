@@ -15,13 +15,13 @@ import subprocess
 import time
 from pathlib import Path
 
+from common.paths import ROOT
 from common.stamp import source_stamp
 from tools.bench.bench_config import KERNELS, scenarios_for
 from tools.bench.bench_pinning import Pinner
 from tools.bench.bench_sinks import read_records
 from tools.bench.bench_stats import pps
 
-ROOT = Path(__file__).resolve().parents[2]
 GUEST = ROOT / "tools/bench/uml-guest.sh"
 DEVCOST = Path(__file__).resolve().parent / "devcost.py"
 

@@ -37,9 +37,9 @@ from pathlib import Path
 
 from common.cache import cache_dir
 from common.git import GitError, git, git_run
+from common.paths import ROOT
 from tools.series.checks import kbuild, patchwork, per_series, runner, source, xmit
 
-ROOT = Path(__file__).resolve().parents[2]
 KNOWN = ROOT / "kernel/known-commits.txt"
 BRANCH_TREE_RE = re.compile(r"(?:^|/)series/(net|net-next)/")
 # What checkpatch, kernel-doc (a link into tools/docs) and get_maintainer.pl

@@ -44,6 +44,7 @@ from email.message import EmailMessage
 from pathlib import Path
 
 from common.git import git_run
+from common.paths import ROOT
 from tools.series import b4flow
 from tools.series.checks import source
 from tools.series import listbot
@@ -427,8 +428,7 @@ def run_all(tree, base_rev, out_dir, log=print, *, prefix="ci/", conf=None, iden
     if identity is None:
         identity = series.submitter_identity(tree)
     t0 = time.monotonic()
-    known = source.load_known_commits(Path(__file__).resolve().parents[2]
-                                      / "kernel/known-commits.txt")
+    known = source.load_known_commits(ROOT / "kernel/known-commits.txt")
     with mlist.List(work / "list", LIST_ADDRESS, smtp_port, http_port, log=log) as lst:
         flow = MailFlow(tree, base_rev, out_dir, work, identity, conf, prefix, log, merged, lst,
                         build=build, known=known)

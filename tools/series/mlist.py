@@ -35,8 +35,8 @@ from pathlib import Path
 from typing import Any, Literal
 
 from common.git import git_bytes, git_run
+from common.paths import ROOT
 
-ROOT = Path(__file__).resolve().parents[2]
 LOOPBACK = "127.0.0.1"
 INBOX = "all"
 START_TIMEOUT = 30  # seconds for a server to answer

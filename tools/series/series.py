@@ -33,10 +33,10 @@ from pathlib import Path
 from typing import Any
 
 from common.git import git as common_git, git_ok, git_run
+from common.paths import ROOT
 from tools.series.checks import source
 from tools.series.checks.per_series import mail_subject
 
-ROOT = Path(__file__).resolve().parents[2]
 PATCHES = ROOT / "patches"
 # Trees in apply order.
 TREES = ("net", "net-next")

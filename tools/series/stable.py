@@ -31,10 +31,10 @@ from typing import Any
 
 from common.cache import cache_dir
 from common.git import git_ok, git_run
+from common.paths import ROOT
 from common.programs import PROGRAMS_TXT, read_programs
 from tools.series import series
 
-ROOT = Path(__file__).resolve().parents[2]
 PINS = ROOT / "kernel" / "stable"
 NET_PATCHES = ROOT / "patches" / "net"
 SELFTESTS = ROOT / "selftests"
