@@ -15,7 +15,7 @@ import json
 import os
 import time
 
-from common.git import git, git_run
+from common.git import git
 from common.paths import ROOT
 from common.programs import CXX_BUILD
 from common.stamp import write_source_stamp
@@ -154,13 +154,8 @@ class BenchStages(TreeStages):
         patched kernel's place; then the tree and the patched kernel are
         restored. Returns (caught, why); results in results/icount-negative/."""
         from tools.bench import icount  # noqa: PLC0415
-        tree, build = self.series_tree, self.series_build
+        tree, build = self.apply_to_tip(ICOUNT_NEGATIVE), self.series_build
         out = self.results / "icount-negative"
-        self.checkout(tree, self.tip)
-        applied = git_run(tree, "apply", str(ICOUNT_NEGATIVE))
-        if applied.returncode:
-            raise StageFailed(f"{ICOUNT_NEGATIVE.name} does not apply to the series: "
-                              f"{applied.stdout}")
         try:
             self.build(tree, build, f"build-{ICOUNT_NEGATIVE_LABEL}", ["W=1"])
             runs = icount.boot_runs({ICOUNT_NEGATIVE_LABEL: (build, None)}, out, icount.COUNT,

@@ -7,7 +7,7 @@ import dataclasses
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from common.git import git, git_run
+from common.git import git
 from common.paths import ROOT
 from common.programs import CXX_BUILD
 from common.tools import iproute2_bin
@@ -158,12 +158,7 @@ class BootStages(TreeStages):
         patched kernel's build directory (one module changes); the tree is
         left clean, the caller rebuilds the patched kernel."""
         from ci.matrix import run  # noqa: PLC0415
-        tree, out = self.series_tree, self.series_build
-        self.checkout(tree, self.tip)
-        applied = git_run(tree, "apply", str(NO_CALLBACK_PATCH))
-        if applied.returncode:
-            raise StageFailed(f"{NO_CALLBACK_PATCH.name} does not apply to the series: "
-                              f"{applied.stdout}")
+        tree, out = self.apply_to_tip(NO_CALLBACK_PATCH), self.series_build
         try:
             self.build(tree, out, f"build-{NO_CALLBACK}", ["W=1"])
             return run.run_matrix({NO_CALLBACK: out}, self.results / f"vm-{NO_CALLBACK}",

@@ -7,7 +7,7 @@ series with its per-patch checks, and the bad input the bot must name
 (results/mailing-list/mail.md)."""
 
 from ci.pipeline_common import BRANCH_PREFIX, WS, StageFailed, log
-from ci.pipeline_submit import FALLBACK_SENDER
+from ci.pipeline_submit import sender
 from ci.pipeline_tree import TreeStages
 from tools.series import mailflow
 from tools.series import mlist
@@ -17,10 +17,7 @@ from tools.series import series
 
 class MailStages(TreeStages):
     def stage_mailing_list(self, stage):
-        try:
-            identity = series.submitter_identity(self.series_tree)
-        except series.SeriesError:
-            identity = FALLBACK_SENDER
+        identity = sender(self.series_tree)
         all_series = series.load_series()
         prerequisites = sorted({s.depends for s in all_series if s.depends})
         # The checks stage's build results, when it ran, quoted by the bot.

@@ -22,6 +22,17 @@ from common.stamp import write_source_stamp
 FALLBACK_SENDER = ("mqbypass CI", "ci@mqbypass.invalid")
 
 
+def sender(tree):
+    """(name, email) the series are sent as: the tree's git identity
+    (series.submitter_identity), else FALLBACK_SENDER, said in the log."""
+    try:
+        return series.submitter_identity(tree)
+    except series.SeriesError:
+        log(f"  no git user.name/user.email: the dry run sends as {FALLBACK_SENDER[0]} "
+            f"<{FALLBACK_SENDER[1]}>")
+        return FALLBACK_SENDER
+
+
 def posting_order(all_series):
     """(details, one-line summary, cases) of the posting order as it stands:
     nothing merged yet."""
@@ -37,12 +48,7 @@ def posting_order(all_series):
 
 class SubmitStages(TreeStages):
     def stage_submission(self, stage):
-        try:
-            identity = series.submitter_identity(self.series_tree)
-        except series.SeriesError:
-            identity = FALLBACK_SENDER
-            log(f"  no git user.name/user.email: the dry run sends as {identity[0]} "
-                f"<{identity[1]}>")
+        identity = sender(self.series_tree)
         all_series = series.load_series()
         stage.details, order, cases = posting_order(all_series)
         stage.cases += cases

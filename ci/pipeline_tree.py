@@ -98,6 +98,16 @@ class TreeStages(StageSet):
     def checkout(tree: str | Path, rev: str) -> None:
         git(tree, "checkout", "-q", "--detach", rev, error=StageFailed)
 
+    def apply_to_tip(self, patch: Path) -> Path:
+        """The series tree at the tip with patch applied, not committed
+        (`git checkout -- .` takes it off): a negative control's kernel."""
+        tree = self.series_tree
+        self.checkout(tree, self.tip)
+        applied = git_run(tree, "apply", str(patch))
+        if applied.returncode:
+            raise StageFailed(f"{patch.name} does not apply to the series: {applied.stdout}")
+        return tree
+
     # -- stages ---------------------------------------------------------
     def stage_base(self, stage: Stage) -> None:
         """The base: the pinned one, or with KERNEL_SRC the user's commit

@@ -16,6 +16,7 @@ from unittest import mock
 
 from ci import pipeline
 from ci import pipeline_bench
+from ci import pipeline_tree
 from common.paths import ROOT
 import tools.bench
 from tools.bench import bench_config
@@ -262,7 +263,7 @@ class IcountStageTest(unittest.TestCase):
             with mock.patch.object(icount, "run", fake_run), \
                     mock.patch.object(icount, "boot_runs", fake_boot_runs), \
                     mock.patch.object(icount, "build_dummy_module", fake_module), \
-                    mock.patch.object(pipeline_bench, "git_run", fake_git_run), \
+                    mock.patch.object(pipeline_tree, "git_run", fake_git_run), \
                     mock.patch.object(pipeline_bench, "git",
                                       lambda tree, *a, **k: self.shell.append(["git", *a])), \
                     mock.patch.object(pipeline.Pipeline, "checkout", lambda *a: None), \

@@ -14,6 +14,7 @@ from unittest import mock
 from ci import kconfig_tree
 from ci import pipeline
 from ci import pipeline_boot
+from ci import pipeline_tree
 from ci import report
 from ci.matrix import debug_checks, expectations, run
 from ci.tests import test_debug_checks
@@ -242,7 +243,7 @@ class NoCallbackKernelTest(unittest.TestCase):
             stage = pipeline.Stage("vm")
             with mock.patch.object(run, "run_matrix", fake_matrix), \
                     mock.patch.object(pipeline_boot, "iproute2_bin", lambda: Path("/ip2/bin")), \
-                    mock.patch.object(pipeline_boot, "git_run", fake_git_run), \
+                    mock.patch.object(pipeline_tree, "git_run", fake_git_run), \
                     mock.patch.object(pipeline_boot, "git", fake_git), \
                     mock.patch.object(pipeline.Pipeline, "checkout",
                                       staticmethod(lambda tree, rev: checkouts.append(rev))), \
