@@ -11,11 +11,13 @@ folder (RESULTS_DIR, default results/): results.json, summary.md, junit.xml
 and the logs.
 
 This file is the command line and the driver (which stages, in which order,
-what each needs). The stages live in one module per job:
+what each needs from which other). The stages live in one module per job:
   pipeline_common.py  paths, Stage/StageFailed/UsageError, log, sh, BuildProgress
+  pipeline_state.py   RunState: what the stages hand on, each field's producer
   pipeline_host.py    setup, userspace, host-tests (ctest, self-tests, lint)
   pipeline_tree.py    base, apply, build-base; worktree and build helpers
   pipeline_checks.py  checks: per-patch and series checks, negative control
+  pipeline_submit.py  submission: b4 prep, check, send -o, the posting order
   pipeline_mail.py    mailing-list: b4 over SMTP into a public-inbox archive
   pipeline_boot.py    kunit (UML), vm and vm-debug (virtme-ng; the VM matrix: matrix/)
   pipeline_bench.py   icount: instructions per packet, guards, negative control;
@@ -31,8 +33,9 @@ import time
 import traceback
 from pathlib import Path
 
-from ci.pipeline_common import (CACHE, EXTRA_FRAGMENTS, KERNEL_CONFIG, WS, Stage, StageFailed,
+from ci.pipeline_common import (CACHE, EXTRA_FRAGMENTS, KERNEL_CONFIG, Stage, StageFailed,
                                 UsageError, log)
+from ci.pipeline_state import MissingInput, RunState, missing
 from ci.pipeline_bench import BenchStages
 from ci.pipeline_boot import BootStages
 from ci.pipeline_checks import CheckStages
@@ -46,17 +49,15 @@ from tools.series import series
 
 
 class Pipeline(HostStages, CheckStages, SubmitStages, MailStages, BootStages, BenchStages):
-    """Every stage (one base class per job) and the state they hand on."""
+    """Every stage (one base class per job), the run's settings (mode,
+    results, kernel_src) and the state the stages hand on (self.state)."""
 
     def __init__(self, mode, results):
         self.mode = mode
         self.results = Path(results)
-        self.stages = []
-        self.base = {}
-        self.patch_reports = []
-        self.series_results = {}
         self.kernel_src = os.environ.get("KERNEL_SRC")
-        self.ws = WS
+        self.stages = []
+        self.state = RunState()
 
     PLAN = {
         # The test command stays well inside CI's 90 minutes cold on the
@@ -67,14 +68,44 @@ class Pipeline(HostStages, CheckStages, SubmitStages, MailStages, BootStages, Be
         "main": ["setup", "base", "apply", "userspace", "build_base", "checks", "submission",
                  "mailing_list", "kunit", "vm", "icount", "vm_debug", "bench"],
     }
-    # userspace builds against the applied tree's uapi headers; build_base
-    # is configured from the selftest fragments of the series' tip.
-    NEEDS = {"userspace": ["apply"], "host_tests": ["userspace"], "apply": ["base"],
-             "build_base": ["apply"], "checks": ["apply"], "submission": ["apply"],
-             "mailing_list": ["apply"],
-             "kunit": ["apply"], "vm": ["build_base", "checks", "userspace"],
-             "vm_debug": ["checks", "userspace"], "icount": ["build_base", "checks"],
-             "bench": ["checks", "userspace"]}
+    # What each stage needs: each stage it needs, with the RunState fields
+    # it reads that that stage sets (none: a gate). A needed stage must pass
+    # first (else this one is skipped) and, with --only, be named too; its
+    # fields must be set when this one starts. ws is the workspace the base
+    # stage chose; apply also leaves there the tip's kconfig fragments, from
+    # which every test kernel is configured. ci/tests/test_pipeline_state.py
+    # checks these lists against the stages' code.
+    NEEDS = {
+        "apply": {"base": ("base", "ws")},
+        # against the applied tree's uapi headers
+        "userspace": {"base": ("ws",), "apply": ("series_tree", "tip")},
+        "host_tests": {"userspace": ("programs",)},
+        "build_base": {"base": ("base", "ws"), "apply": ("series_tree",)},
+        "checks": {"base": ("base", "ws"), "apply": ("series_tree", "applied", "tip")},
+        "submission": {"base": ("base",), "apply": ("series_tree",)},
+        "mailing_list": {"base": ("base",), "apply": ("series_tree",)},
+        "kunit": {"base": ("ws",), "apply": ("series_tree", "tip")},
+        "vm": {"base": ("ws",), "apply": ("series_tree", "applied", "tip"),
+               "userspace": ("programs",), "build_base": ("base_kernel",),
+               "checks": ("patched_kernel",)},
+        # checks: a gate (nothing read): the debug VMs and the benchmark
+        # run for a series that passed its checks.
+        "vm_debug": {"base": ("ws",), "apply": ("series_tree", "tip"),
+                     "userspace": ("programs",), "checks": ()},
+        "icount": {"base": ("ws",), "apply": ("series_tree", "tip"),
+                   "build_base": ("base_kernel",), "checks": ("patched_kernel",)},
+        "bench": {"base": ("base", "ws"), "apply": ("series_tree", "tip"),
+                  "userspace": ("programs",), "checks": ()},
+    }
+    # Read when set, not needed: the list bot quotes the checks stage's
+    # build results when that stage ran in the same process, and says it
+    # has none otherwise (the workflow's mailing-list job runs without it).
+    MAY_READ = {"mailing_list": {"checks": ("patch_reports",)}}
+
+    @classmethod
+    def needs(cls, name):
+        """The stages `name` needs, in NEEDS order."""
+        return list(cls.NEEDS.get(name, {}))
 
     @classmethod
     def select(cls, mode, only):
@@ -88,7 +119,7 @@ class Pipeline(HostStages, CheckStages, SubmitStages, MailStages, BootStages, Be
         if unknown:
             raise UsageError(f"unknown stage(s) for {mode}: {', '.join(unknown)}; "
                              f"the stages are: {', '.join(n.replace('_', '-') for n in plan)}")
-        lacking = sorted({d for n in names for d in cls.NEEDS.get(n, [])
+        lacking = sorted({d for n in names for d in cls.needs(n)
                           if d in plan and d not in names})
         if lacking:
             raise UsageError(f"--only {' '.join(only)}: also name the stages they need: "
@@ -101,16 +132,17 @@ class Pipeline(HostStages, CheckStages, SubmitStages, MailStages, BootStages, Be
         for name in plan:
             stage = Stage(name.replace("_", "-"))
             self.stages.append(stage)
-            missing = [n for n in self.NEEDS.get(name, [])
-                       if n in self.PLAN[self.mode] and status.get(n) != "pass"]
-            if missing:
-                stage.summary = f"skipped: needs {', '.join(missing)}"
+            unmet = [n for n in self.needs(name)
+                     if n in self.PLAN[self.mode] and status.get(n) != "pass"]
+            if unmet:
+                stage.summary = f"skipped: needs {', '.join(unmet)}"
                 status[name] = "skip"
                 log(f"==> {stage.name}: {stage.summary}")
                 continue
             log(f"==> {stage.name}")
             t0 = time.monotonic()
             try:
+                self.check_inputs(name)
                 getattr(self, f"stage_{name}")(stage)
                 stage.status = "pass"
             except (StageFailed, series.SeriesError) as err:
@@ -125,10 +157,21 @@ class Pipeline(HostStages, CheckStages, SubmitStages, MailStages, BootStages, Be
                 log("    " + "\n    ".join(stage.summary.splitlines()[1:20]))
         return self.finish()
 
+    def check_inputs(self, name):
+        """Every field stage `name` needs is set (a stage run with --only
+        whose producer did not run in this process finds it unset): else
+        MissingInput, naming each field and the stage that sets it."""
+        unset = [f for fields in self.NEEDS.get(name, {}).values() for f in fields
+                 if not self.state.is_set(f)]
+        if unset:
+            raise MissingInput("; ".join(missing(f) for f in unset))
+
     def finish(self):
         ok = all(s.status != "fail" for s in self.stages) and self.stages
-        report.write(self.results, mode=self.mode, base=self.base, stages=self.stages,
-                     patches=self.patch_reports, series_results=self.series_results)
+        # What the stages that ran set; a failed run reports what it has.
+        report.write(self.results, mode=self.mode, base=self.state.get("base", {}),
+                     stages=self.stages, patches=self.state.get("patch_reports", []),
+                     series_results=self.state.get("series_results", {}))
         log("")
         log(report.stage_table(self.stages))
         # A failed stage counts as a failure even when it recorded no case.

@@ -17,7 +17,6 @@ import time
 
 from common.git import git
 from common.paths import ROOT
-from common.programs import CXX_BUILD
 from common.stamp import write_source_stamp
 from ci.pipeline_common import CONFIGS, BuildProgress, StageFailed, log, sh
 from ci.pipeline_tree import TreeStages
@@ -105,19 +104,19 @@ class BenchStages(TreeStages):
         from tools.bench import icount  # noqa: PLC0415
         full = self.mode == "main"
         out = self.results / "icount"
-        self.checkout(self.series_tree, self.tip)
-        kernels, modules = {"base": (self.base_build, None)}, {}
+        tree, tip, patched = self.state.series_tree, self.state.tip, self.state.patched_kernel
+        self.checkout(tree, tip)
+        kernels, modules = {"base": (self.state.base_kernel, None)}, {}
         try:
             if full:
                 for label, patch in (("lock", LOCK_VARIANT), ("atomic-ext", None)):
                     ko = icount.build_dummy_module(
-                        self.series_build, self.series_tree, self.tip,
-                        self.ws / "series/icount-modules" / label, patch,
-                        log_path=self.logfile(f"icount-module-{label}"))
-                    kernels[label] = (self.series_build, str(ko))
-                    modules[label] = icount.module_note("the series", self.tip, patch and
+                        patched, tree, tip, self.state.ws / "series/icount-modules" / label,
+                        patch, log_path=self.logfile(f"icount-module-{label}"))
+                    kernels[label] = (patched, str(ko))
+                    modules[label] = icount.module_note("the series", tip, patch and
                                                         patch.relative_to(ROOT))
-            kernels["patched"] = (self.series_build, None)
+            kernels["patched"] = (patched, None)
             scenarios = list(icount.SCENARIOS) if full else icount.guard_scenarios()
             boots = 2 if full else 1
             t0 = time.monotonic()
@@ -154,7 +153,7 @@ class BenchStages(TreeStages):
         patched kernel's place; then the tree and the patched kernel are
         restored. Returns (caught, why); results in results/icount-negative/."""
         from tools.bench import icount  # noqa: PLC0415
-        tree, build = self.apply_to_tip(ICOUNT_NEGATIVE), self.series_build
+        tree, build = self.apply_to_tip(ICOUNT_NEGATIVE), self.state.patched_kernel
         out = self.results / "icount-negative"
         try:
             self.build(tree, build, f"build-{ICOUNT_NEGATIVE_LABEL}", ["W=1"])
@@ -177,17 +176,18 @@ class BenchStages(TreeStages):
         from tools.bench import bench  # noqa: PLC0415
         uml = CONFIGS / "uml-bench.config"
         kernels = {}
-        tip = self.tip
+        base, tip = self.state.base, self.state.tip
         for label, name, rev, variant in (
-                ("base", "base", self.base["BASE_TAG"], None),
+                ("base", "base", base["BASE_TAG"], None),
                 ("patched", "series", tip, None),
                 ("lock", "series", tip, LOCK_VARIANT)):
             if name == "base":
                 src = self.worktree(name, rev)  # build-base no longer makes it
             else:
-                src = self.ws / name / "src"
+                src = self.state.series_tree
                 self.checkout(src, rev)
-            out = self.ws / name / ("build-um-bench" if label != "lock" else "build-um-lock")
+            out = self.state.ws / name / ("build-um-bench" if label != "lock"
+                                          else "build-um-lock")
             if variant:
                 git(src, "apply", str(variant), error=StageFailed)
             try:
@@ -202,12 +202,12 @@ class BenchStages(TreeStages):
         args = argparse.Namespace(
             base_kernel=kernels["base"], patched_kernel=kernels["patched"],
             lock_kernel=kernels["lock"],
-            mqbench=CXX_BUILD / "tools/bench/mqbench", out=self.results / "bench",
+            mqbench=self.state.programs / "tools/bench/mqbench", out=self.results / "bench",
             repetitions=int(os.environ.get("BENCH_REPETITIONS", "7")),
             max_repetitions=int(os.environ.get("BENCH_MAX_REPETITIONS", "15")),
             seconds=float(os.environ.get("BENCH_SECONDS", "3")), cpus=2, timeout=900,
             scenarios=bench.SCENARIOS,
-            base_desc=f"{self.base.get('BASE_PACKAGE')} {self.base.get('BASE_VERSION')}",
+            base_desc=f"{base.get('BASE_PACKAGE')} {base.get('BASE_VERSION')}",
             devcost=True, pin_vcpus=os.environ.get("BENCH_PIN_VCPUS") == "1",
             icount=icount_json if icount_json.is_file() else None)
         log(f"  {args.repetitions} repetitions x {len(args.scenarios)} scenarios x "

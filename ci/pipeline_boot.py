@@ -9,7 +9,6 @@ from typing import TYPE_CHECKING
 
 from common.git import git
 from common.paths import ROOT
-from common.programs import CXX_BUILD
 from common.tools import iproute2_bin
 from ci.pipeline_common import (BRANCH_PREFIX, CONFIGS, BuildProgress, Stage, StageFailed,
                                 log)
@@ -59,8 +58,9 @@ def kunit_cases(prefix: str, res: uml.KunitResult) -> list[report.Case]:
 
 class BootStages(TreeStages):
     def stage_kunit(self, stage: Stage) -> None:
-        self.checkout(self.series_tree, self.tip)
-        res = uml.run(self.series_tree, self.ws / "series/build-kunit",
+        tree, ws = self.state.series_tree, self.state.ws
+        self.checkout(tree, self.state.tip)
+        res = uml.run(tree, ws / "series/build-kunit",
                       log_path=self.logfile("kunit"),
                       json_path=self.results / "kunit.json",
                       echo=BuildProgress("kunit"))
@@ -69,7 +69,7 @@ class BootStages(TreeStages):
         stage.summary = f"KUnit (UML): {res.summary()}"
         # The series' suite must catch a crafted counter bug (uml.NEGATIVE_CONTROL),
         # built incrementally in the same directory.
-        caught, why = uml.negative_control(self.series_tree, self.ws / "series/build-kunit",
+        caught, why = uml.negative_control(tree, ws / "series/build-kunit",
                                            log_path=self.logfile("kunit-negative"),
                                            echo=BuildProgress("kunit negative control"))
         stage.cases.append(report.Case("kunit", "negative control", "pass" if caught else "fail",
@@ -77,7 +77,7 @@ class BootStages(TreeStages):
         stage.summary += f"; negative control: {'caught' if caught else 'MISSED'}"
         # The KASAN and lockdep run is the main command's.
         if self.mode == "main":
-            dbg = uml.run(self.series_tree, self.ws / "series/build-kunit-debug",
+            dbg = uml.run(tree, ws / "series/build-kunit-debug",
                           log_path=self.logfile("kunit-debug"),
                           json_path=self.results / "kunit-debug.json",
                           echo=BuildProgress("kunit (KASAN, lockdep)"),
@@ -102,9 +102,10 @@ class BootStages(TreeStages):
             iproute2 = iproute2_bin()
         except FileNotFoundError as e:
             raise StageFailed(str(e)) from e
+        tree, patched = self.state.series_tree, self.state.patched_kernel
         outcome = run.run_matrix(
-            {"base": self.base_build, "patched": self.series_build},
-            self.results / "vm", tree=self.series_tree, log=log,
+            {"base": self.state.base_kernel, "patched": patched},
+            self.results / "vm", bindir=self.state.programs, tree=tree, log=log,
             tdc_categories=expectations.TDC_ALL if whole else expectations.TDC_TEST_CATEGORIES,
             tdc_base_all=whole, controls_on_base=whole, iproute2=iproute2,
             timeout=VM_TIMEOUT["main" if whole else "test"],
@@ -117,7 +118,7 @@ class BootStages(TreeStages):
             log(neg.matrix)
         finally:
             # Both were built in the patched kernel's build directory.
-            self.build(self.series_tree, self.series_build, "build-series", ["W=1"])
+            self.build(tree, patched, "build-series", ["W=1"])
         stage.cases.extend(outcome.cases + net.cases + neg.cases)
         stage.summary = (f"{outcome.summary}; {NET_KERNEL} kernel: {net.summary}; "
                          f"{NO_CALLBACK} kernel: {neg.summary}")
@@ -127,7 +128,8 @@ class BootStages(TreeStages):
 
     def net_branch(self) -> str:
         """The branch of the one net series (the fixes that go to stable)."""
-        nets = sorted({ser.name for ser, _, _ in self.applied if ser.name.startswith("net/")})
+        nets = sorted({ser.name for ser, _, _ in self.state.applied
+                       if ser.name.startswith("net/")})
         if len(nets) != 1:
             raise StageFailed(f"the {NET_KERNEL} kernel needs exactly one net series, "
                               f"found {len(nets)}: {', '.join(nets) or 'none'}")
@@ -140,14 +142,14 @@ class BootStages(TreeStages):
         it fails with the net fixes alone must fail there, and the net tests
         pass. The caller rebuilds the patched kernel."""
         from ci.matrix import run  # noqa: PLC0415
-        tree, out = self.series_tree, self.series_build
+        tree, out = self.state.series_tree, self.state.patched_kernel
         self.checkout(tree, self.net_branch())
         try:
             self.build(tree, out, f"build-{NET_KERNEL}", ["W=1"])
         finally:
-            self.checkout(tree, self.tip)
+            self.checkout(tree, self.state.tip)
         return run.run_matrix({NET_KERNEL: out}, self.results / f"vm-{NET_KERNEL}",
-                              tree=tree, log=log, progs=NET_PROGS,
+                              bindir=self.state.programs, tree=tree, log=log, progs=NET_PROGS,
                               tdc_listed=(NET_KERNEL,), iproute2=iproute2)
 
     def run_no_callback_kernel(self) -> "judge.MatrixVerdict":
@@ -158,11 +160,12 @@ class BootStages(TreeStages):
         patched kernel's build directory (one module changes); the tree is
         left clean, the caller rebuilds the patched kernel."""
         from ci.matrix import run  # noqa: PLC0415
-        tree, out = self.apply_to_tip(NO_CALLBACK_PATCH), self.series_build
+        tree, out = self.apply_to_tip(NO_CALLBACK_PATCH), self.state.patched_kernel
         try:
             self.build(tree, out, f"build-{NO_CALLBACK}", ["W=1"])
             return run.run_matrix({NO_CALLBACK: out}, self.results / f"vm-{NO_CALLBACK}",
-                                  tree=tree, log=log, progs=NO_CALLBACK_PROGS)
+                                  bindir=self.state.programs, tree=tree, log=log,
+                                  progs=NO_CALLBACK_PROGS)
         finally:
             git(tree, "checkout", "-q", "--", ".", error=StageFailed)
 
@@ -178,17 +181,18 @@ class BootStages(TreeStages):
         debug_checks.FAULT_REQUESTS must pass."""
         from ci.matrix import expectations, read, run  # noqa: PLC0415
         progs = [(p, k) for p, k in expectations.programs() if k != "tdc"]
-        self.checkout(self.series_tree, self.tip)
+        tree = self.state.series_tree
+        self.checkout(tree, self.state.tip)
         summaries, ok, details = [], True, []
-        bindir = CXX_BUILD
+        bindir = self.state.programs
         for cfg in ("debug", "kcsan"):
-            out = self.ws / "series" / f"build-x86-{cfg}"
-            self.build(self.series_tree, out, f"build-{cfg}",
+            out = self.state.ws / "series" / f"build-x86-{cfg}"
+            self.build(tree, out, f"build-{cfg}",
                        fragments=self.test_fragments([CONFIGS / f"{cfg}.config"]))
             outdir = self.results / f"vm-{cfg}"
             faults = cfg == "debug"
             res = run.run_matrix(
-                {"patched": out}, outdir, bindir=bindir, tree=self.series_tree, log=log,
+                {"patched": out}, outdir, bindir=bindir, tree=tree, log=log,
                 progs=progs, timeout=VM_DEBUG_TIMEOUT, churn_seconds=60,
                 before=(lambda shared_dir:
                         f"bash {ROOT}/selftests/fault-inject.sh {shared_dir} {bindir}")
@@ -204,7 +208,7 @@ class BootStages(TreeStages):
             if faults:
                 cases, probs = debug_checks.judge_fault_injection(
                     read.read_program(shared_dir, debug_checks.FAULT_PROGRAM, "ktap",
-                                      self.series_tree))
+                                      tree))
                 stage.cases.extend(cases)
                 bad += probs
                 summary += ("; fault injection: " + ("; ".join(probs[:3]) if probs else

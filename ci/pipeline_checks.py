@@ -85,18 +85,18 @@ def find_clang() -> tuple[str | None, str]:
 
 class CheckStages(TreeStages):
     def stage_checks(self, stage: Stage) -> None:
-        tree = self.series_tree
+        tree = self.state.series_tree
         out = self.series_build
         # Start from a build of the base (build_base's, in this directory:
         # nothing to compile after it), then walk the series.
-        self.checkout(tree, self.base["BASE_TAG"])
+        self.checkout(tree, self.state.base["BASE_TAG"])
         self.build(tree, out, "build-series", ["W=1"])
         disasm = xmit.TransmitPath(out)
 
         def make(args: list[str]) -> tuple[int | None, str]:
             return self.build(tree, out, "build-series", ["W=1", *args], check=False)
 
-        commits = [sha for _, _, sha in self.applied]
+        commits = [sha for _, _, sha in self.state.applied]
         sources = sorted({p for sha in commits for p in kbuild.kernel_sources(tree, sha)})
         builder = kbuild.BuildChecker(tree, make, sources, log=log)
         objects = self.object_builds(tree, sources)
@@ -110,34 +110,33 @@ class CheckStages(TreeStages):
                          **{n: b.unavailable for n, b in objects.items() if b.unavailable}},
             log=log)
         runner.prepare(tree, commits, ctx)
-        self.patch_reports = self.check_commits(tree, self.applied, ctx)
+        reports = self.state.patch_reports = self.check_commits(tree, self.state.applied, ctx)
         # Series-level checks.
         infos = [per_series.series_info(ser) for ser in series.load_series()]
-        self.series_results = per_series.series_checks(infos)
-        for name, res in self.series_results.items():
+        results = self.state.series_results = per_series.series_checks(infos)
+        for name, res in results.items():
             stage.cases.append(report.Case("series", name, res.status, res.message))
-        for r in self.patch_reports:
+        for r in reports:
             for c, res in r.results.items():
                 stage.cases.append(report.Case(f"checks.{r.tree}", f"{r.index:02d} {c} {r.subject}",
                                                res.status, res.message, res.details))
-        log(patchwork.table(self.patch_reports))
+        log(patchwork.table(reports))
         log("  time per check, all patches: " + ", ".join(
             f"{c} {s:.0f}s" for c, s in sorted(ctx.seconds.items(), key=lambda x: -x[1])))
-        self.check_seconds = dict(ctx.seconds)
-        bad = [r for r in self.patch_reports if not r.ok]
-        warned = [f"{r.index}:{c}" for r in self.patch_reports for c in r.warnings]
-        bad_series = [n for n, r in self.series_results.items()
-                      if r.status in ("fail", "warn")]
+        bad = [r for r in reports if not r.ok]
+        warned = [f"{r.index}:{c}" for r in reports for c in r.warnings]
+        bad_series = [n for n, r in results.items() if r.status in ("fail", "warn")]
         # In both modes: the main mode's builds (build_32bit, ...) have controls too.
         self.negative_controls(stage, tree, ctx)
         # Leave the tree and its build at the tip: that is the patched kernel.
-        self.checkout(tree, self.tip)
+        self.checkout(tree, self.state.tip)
         self.build(tree, out, "build-series", ["W=1"])
+        self.state.patched_kernel = out
         config_ok, config_msg = self.test_config(tree)
         stage.cases.append(report.Case("series", "test_config", "pass" if config_ok else "fail",
                                        config_msg))
         log(f"  test_config: {config_msg}")
-        stage.summary = (f"{len(self.patch_reports)} patches x {len(runner.CHECKS)} checks: "
+        stage.summary = (f"{len(reports)} patches x {len(runner.CHECKS)} checks: "
                          f"{len(bad)} patch(es) failing; warnings (patch:check) "
                          f"{', '.join(warned) or 'none'}; series checks "
                          f"{'ok' if not bad_series else 'NOT GREEN: ' + ', '.join(bad_series)}")
@@ -151,12 +150,13 @@ class CheckStages(TreeStages):
         and the config of each selftest collection the VM runs, at the tip:
         no copy of a tree fragment's line, defconfig-net.config as defconfig
         (ci/kconfig_tree.py)."""
-        out = self.ws / "series" / "defconfig"
+        out = self.state.ws / "series" / "defconfig"
         out.mkdir(parents=True, exist_ok=True)
         sh(["make", "-C", str(tree), f"O={out}", "ARCH=x86_64", "-s", "defconfig"],
            self.logfile("test_config"))
         colls = kconfig_tree.collections()
-        frags = kconfig_tree.extract(tree, self.tip, self.ws, colls, error=StageFailed)
+        frags = kconfig_tree.extract(tree, self.state.tip, self.state.ws, colls,
+                                     error=StageFailed)
         problems = kconfig_tree.check(kconfig_tree.OWN.read_text(),
                                       kconfig_tree.FIRST[1].read_text(), frags,
                                       (out / ".config").read_text())
@@ -171,7 +171,7 @@ class CheckStages(TreeStages):
         """build_32bit, build_clang, build_allmodconfig_warn: each its own
         build directory and config, only the touched objects compiled."""
         builds: dict[str, kbuild.ObjectBuild] = {}
-        base = self.ws / "series"
+        base = self.state.ws / "series"
 
         def maker(name: str, out: Path, arch: str, frags: Sequence[str | Path],
                   env: dict[str, str], extra: Sequence[str] = ()) -> kbuild.Make:
@@ -206,7 +206,7 @@ class CheckStages(TreeStages):
         return builds
 
     def tools_make(self, tree: Path) -> kbuild.Make:
-        out = self.ws / "series" / "build-tools"
+        out = self.state.ws / "series" / "build-tools"
         out.mkdir(parents=True, exist_ok=True)
 
         def make(args: list[str]) -> tuple[int | None, str]:
@@ -237,7 +237,7 @@ class CheckStages(TreeStages):
         env = series.role_env(series.load_conf())
         problems = []
         for name, want in NEGATIVE_CONTROLS.items():
-            self.checkout(tree, self.tip)
+            self.checkout(tree, self.state.tip)
             am = git_run(tree, "am", "-q", "--whitespace=nowarn", str(CONTROLS / name), env=env,
                          capture="apart")
             if am.returncode:
@@ -273,6 +273,6 @@ class CheckStages(TreeStages):
                                            f"{res.status}: {res.message}"))
             if not ok:
                 problems.append(f"bad series: {check} gave {res.status}, want {status}")
-        self.checkout(tree, self.tip)
+        self.checkout(tree, self.state.tip)
         if problems:
             raise StageFailed("negative controls not caught:\n" + "\n".join(problems))

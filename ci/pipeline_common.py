@@ -2,8 +2,9 @@
 and the process helpers (log, sh, BuildProgress).
 
 The stages themselves live in one module per job (pipeline_host, pipeline_tree,
-pipeline_checks, pipeline_boot, pipeline_bench); ci/pipeline.py puts them
-together and runs them.
+pipeline_checks, pipeline_submit, pipeline_mail, pipeline_boot,
+pipeline_bench); what they hand on is the run state (pipeline_state);
+ci/pipeline.py puts them together and runs them.
 """
 
 import os
@@ -19,8 +20,7 @@ from common.paths import ROOT
 from common.proc import run_tee
 
 if TYPE_CHECKING:
-    from tools.series.checks.patchwork import PatchReport, Result
-    from tools.series.series import Series
+    from ci.pipeline_state import RunState
 
 CACHE = cache_dir()
 # The project's own kernel config fragments.
@@ -90,21 +90,15 @@ class BuildProgress:
 
 class StageSet:
     """Base of the per-job stage classes. A stage is a method stage_<name>(stage)
-    filling in stage (summary, cases) and raising StageFailed on failure. The
-    state stages hand on (set up by pipeline.Pipeline) is on self: mode,
-    results, base (BASE_* of the base tree), ws, series_tree, tip_commit,
-    applied, patch_reports, series_results."""
+    filling in stage (summary, cases) and raising StageFailed on failure. It
+    reads the run's settings (mode, results, kernel_src: set up by
+    pipeline.Pipeline) and, of self.state, the fields Pipeline.NEEDS
+    declares for it; it sets the fields RunState names it the producer of."""
 
     mode: str
     results: Path
     kernel_src: str | None
-    base: dict[str, str]
-    ws: Path
-    series_tree: Path
-    tip_commit: str
-    applied: "list[tuple[Series, Path, str]]"
-    patch_reports: "list[PatchReport]"
-    series_results: "dict[str, Result]"
+    state: "RunState"
 
     def logfile(self, name: str) -> Path:
         return self.results / "logs" / f"{name}.log"

@@ -123,11 +123,9 @@ class HostStages(StageSet):
     def khdr(self):
         """The patched tree's uapi headers (make headers_install), as
         kselftests build against them: the netlink constants cannot drift."""
-        tree = getattr(self, "series_tree", None)
-        if tree is None:
-            return None
-        out = self.ws / "series/khdr"
-        self.checkout(tree, self.tip)
+        tree = self.state.series_tree
+        out = self.state.ws / "series/khdr"
+        self.checkout(tree, self.state.tip)
         sh(["make", "-C", str(tree), f"O={out / 'build'}", "-s", "headers_install",
             f"INSTALL_HDR_PATH={out / 'usr'}"], self.logfile("userspace"))
         return out / "usr/include"
@@ -138,17 +136,17 @@ class HostStages(StageSet):
         # compile_commands.json is what clang-tidy in host-tests reads.
         sh(["cmake", "-S", str(ROOT), "-B", str(BUILD), "-DCMAKE_BUILD_TYPE=Release",
             "-DCMAKE_CXX_COMPILER_LAUNCHER=ccache", "-DCMAKE_EXPORT_COMPILE_COMMANDS=ON",
-            f"-DKHDR_INCLUDES={khdr or ''}"],
+            f"-DKHDR_INCLUDES={khdr}"],
            self.logfile("userspace"), env=env)
         sh(["cmake", "--build", str(BUILD), f"-j{os.cpu_count()}"], self.logfile("userspace"),
            env=env)
-        stage.summary = (f"C++ selftests and tools built in {BUILD} against "
-                         f"{khdr or 'the system uapi headers (no kernel tree)'}")
+        self.state.programs = BUILD
+        stage.summary = f"C++ selftests and tools built in {BUILD} against {khdr}"
 
     def stage_host_tests(self, stage):
         junit = self.results / "ctest.xml"
         junit.unlink(missing_ok=True)
-        code, out = sh(["ctest", "--test-dir", str(BUILD), "--output-on-failure",
+        code, out = sh(["ctest", "--test-dir", str(self.state.programs), "--output-on-failure",
                         "--output-junit", str(junit)], self.logfile("host-tests"), check=False)
         ctest = ctest_cases(junit)
         if ctest:
@@ -206,13 +204,14 @@ class HostStages(StageSet):
         last clean run is skipped."""
         sources = [f for f in cxx if f.endswith(".cpp")]
         _, version = sh(["clang-tidy", "--version"], check=False)
-        key = tidy_key(cxx, BUILD, version)
+        build = self.state.programs
+        key = tidy_key(cxx, build, version)
         stamp = CACHE / "clang-tidy-clean"
         if stamp.is_file() and stamp.read_text().strip() == key:
             stage.cases.append(report.Case("host.lint", "clang-tidy", "pass",
                                            "no C++ change since the last clean run"))
             return True
-        findings, seconds, broken = run_clang_tidy(sources, BUILD, os.cpu_count() or 1,
+        findings, seconds, broken = run_clang_tidy(sources, build, os.cpu_count() or 1,
                                                    self.logfile("host-tests"))
         ok = not findings and not broken
         broken = [os.path.relpath(f, ROOT) for f in broken]

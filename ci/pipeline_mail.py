@@ -17,14 +17,16 @@ from tools.series import series
 
 class MailStages(TreeStages):
     def stage_mailing_list(self, stage):
-        identity = sender(self.series_tree)
+        tree = self.state.series_tree
+        identity = sender(tree)
         all_series = series.load_series()
         prerequisites = sorted({s.depends for s in all_series if s.depends})
-        # The checks stage's build results, when it ran, quoted by the bot.
-        build = {r.subject: r.results["build"] for r in self.patch_reports
+        # The checks stage's build results, when it ran, quoted by the bot
+        # (Pipeline.MAY_READ: the stage runs without it too).
+        build = {r.subject: r.results["build"] for r in self.state.get("patch_reports", [])
                  if "build" in r.results}
         try:
-            out = mailflow.run_all(self.series_tree, self.base["BASE_TAG"],
+            out = mailflow.run_all(tree, self.state.base["BASE_TAG"],
                                    self.results / "mailing-list", log, prefix=BRANCH_PREFIX,
                                    identity=identity, work=WS / "mail", merged=prerequisites,
                                    build=build)

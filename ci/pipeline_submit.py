@@ -48,14 +48,15 @@ def posting_order(all_series):
 
 class SubmitStages(TreeStages):
     def stage_submission(self, stage):
-        identity = sender(self.series_tree)
+        tree = self.state.series_tree
+        identity = sender(tree)
         all_series = series.load_series()
         stage.details, order, cases = posting_order(all_series)
         stage.cases += cases
         log(stage.details)
         prerequisites = sorted({s.depends for s in all_series if s.depends})
         try:
-            jobs = b4flow.run_all(self.series_tree, self.base["BASE_TAG"],
+            jobs = b4flow.run_all(tree, self.state.base["BASE_TAG"],
                                   self.results / "b4", log, prefix=BRANCH_PREFIX,
                                   identity=identity, merged=prerequisites, stands=())
             failed = None

@@ -48,13 +48,14 @@ class TreeStages(StageSet):
     @property
     def series_build(self) -> Path:
         """The series' x86 build directory: build-base builds the base in
-        it, checks walks the series there and leaves the patched kernel."""
-        return self.ws / "series" / X86_BUILD
+        it, checks walks the series there and leaves the patched kernel
+        (RunState.patched_kernel)."""
+        return self.state.ws / "series" / X86_BUILD
 
     @property
     def base_build(self) -> Path:
-        """build-base's copy of the base kernel, which the vm stage boots."""
-        return self.ws / "base" / X86_BUILD
+        """Where build-base copies the base kernel (RunState.base_kernel)."""
+        return self.state.ws / "base" / X86_BUILD
 
     def build(self, src: str | Path, out: str | Path, label: str, args: Sequence[str] = (),
               check: bool = True, fragments: Sequence[str | Path] | None = None,
@@ -70,14 +71,14 @@ class TreeStages(StageSet):
         """The test kernel's fragments (kconfig_tree), the tree's as the apply
         stage extracted them from the series' tip, then extra."""
         try:
-            return kconfig_tree.test_fragments(self.ws, extra)
+            return kconfig_tree.test_fragments(self.state.ws, extra)
         except kconfig_tree.MissingFragments as e:
             raise StageFailed(str(e)) from e
 
     def worktree(self, name: str, rev: str) -> Path:
         """A worktree of the base repository at WS/name/src, recovered and reset."""
-        path = self.ws / name / "src"
-        repo = self.base["BASE_REPO"]
+        path = self.state.ws / name / "src"
+        repo = self.state.base["BASE_REPO"]
         git_run(repo, "worktree", "prune", capture="none")
         if not (path / ".git").exists():
             if path.exists():
@@ -89,11 +90,6 @@ class TreeStages(StageSet):
         git(path, "clean", "-qfdx", error=StageFailed)
         return path
 
-    @property
-    def tip(self) -> str:
-        """Every series applied (series.merge_all): the patched kernel."""
-        return self.tip_commit
-
     @staticmethod
     def checkout(tree: str | Path, rev: str) -> None:
         git(tree, "checkout", "-q", "--detach", rev, error=StageFailed)
@@ -101,8 +97,8 @@ class TreeStages(StageSet):
     def apply_to_tip(self, patch: Path) -> Path:
         """The series tree at the tip with patch applied, not committed
         (`git checkout -- .` takes it off): a negative control's kernel."""
-        tree = self.series_tree
-        self.checkout(tree, self.tip)
+        tree = self.state.series_tree
+        self.checkout(tree, self.state.tip)
         applied = git_run(tree, "apply", str(patch))
         if applied.returncode:
             raise StageFailed(f"{patch.name} does not apply to the series: {applied.stdout}")
@@ -122,11 +118,11 @@ class TreeStages(StageSet):
             src = user_tree(self.kernel_src)
             rev = os.environ.get("KERNEL_BASE", "HEAD")
             sha = git(src, "rev-parse", f"{rev}^{{commit}}", error=StageFailed)
-            self.base = {"BASE_PACKAGE": "git", "BASE_VERSION": sha, "BASE_PINNED": "no",
-                         "BASE_REPO": str(src), "BASE_TAG": sha, "BASE_SOURCE": str(src)}
+            self.state.base = {"BASE_PACKAGE": "git", "BASE_VERSION": sha, "BASE_PINNED": "no",
+                               "BASE_REPO": str(src), "BASE_TAG": sha, "BASE_SOURCE": str(src)}
             # Worktrees of the user's repository live apart from the pinned base's.
             digest = hashlib.sha256(str(src).encode()).hexdigest()[:12]
-            self.ws = CACHE / f"ws-{digest}"
+            self.state.ws = CACHE / f"ws-{digest}"
             stage.summary = f"user tree {src} at {sha.strip()[:12]}"
             untested = uncommitted(src)
             if untested:
@@ -137,45 +133,47 @@ class TreeStages(StageSet):
                 stage.summary += f"; WARNING: {warning}"
             return
         _, out = sh(["bash", str(ROOT / "kernel/fetch-base.sh")], self.logfile("base"))
-        self.base = dict(re.findall(r"^(BASE_\w+)=(.*)$", out, re.M))
-        if self.base.get("BASE_PINNED") != "yes":
-            log(f"  WARNING: pinned base unavailable, using {self.base['BASE_PACKAGE']} "
-                f"{self.base['BASE_VERSION']}")
-        _, out = sh(["bash", str(ROOT / "kernel/import-base.sh"), self.base["BASE_PACKAGE"],
-                     self.base["BASE_VERSION"], self.base["BASE_TARBALL"],
-                     self.base["BASE_TARBALL_SHA256"]], self.logfile("base"))
-        self.base.update(re.findall(r"^(BASE_\w+)=(.*)$", out, re.M))
-        stage.summary = (f"{self.base['BASE_PACKAGE']} {self.base['BASE_VERSION']} "
-                         f"({'pinned' if self.base['BASE_PINNED'] == 'yes' else 'FALLBACK'}), "
-                         f"sha256 {self.base['BASE_TARBALL_SHA256'][:16]}")
+        # Set before the import: a failed run still reports what was fetched.
+        base = self.state.base = dict(re.findall(r"^(BASE_\w+)=(.*)$", out, re.M))
+        if base.get("BASE_PINNED") != "yes":
+            log(f"  WARNING: pinned base unavailable, using {base['BASE_PACKAGE']} "
+                f"{base['BASE_VERSION']}")
+        _, out = sh(["bash", str(ROOT / "kernel/import-base.sh"), base["BASE_PACKAGE"],
+                     base["BASE_VERSION"], base["BASE_TARBALL"],
+                     base["BASE_TARBALL_SHA256"]], self.logfile("base"))
+        base.update(re.findall(r"^(BASE_\w+)=(.*)$", out, re.M))
+        stage.summary = (f"{base['BASE_PACKAGE']} {base['BASE_VERSION']} "
+                         f"({'pinned' if base['BASE_PINNED'] == 'yes' else 'FALLBACK'}), "
+                         f"sha256 {base['BASE_TARBALL_SHA256'][:16]}")
 
     def stage_apply(self, stage: Stage) -> None:
-        tree = self.worktree("series", self.base["BASE_TAG"])
+        base = self.state.base
+        tree = self.worktree("series", base["BASE_TAG"])
         # The worktree is the pipeline's own (reset just above) and so are the
         # ci/* branches of the pinned base's repository: forcing is safe there.
         # With KERNEL_SRC the branches live in the user's repository: commits
         # added to them are refused, not dropped.
         try:
-            applied = series.apply(tree, self.base["BASE_TAG"], prefix=BRANCH_PREFIX,
+            applied = series.apply(tree, base["BASE_TAG"], prefix=BRANCH_PREFIX,
                                    log=lambda m: log(m), force=not self.kernel_src)
         except series.SeriesError as err:
             hint = (f"\nthe {BRANCH_PREFIX}* branches are the pipeline's: once what they hold "
-                    f"is kept elsewhere, delete them (git -C {self.base['BASE_REPO']} branch -D "
+                    f"is kept elsewhere, delete them (git -C {base['BASE_REPO']} branch -D "
                     "...) and run again" if self.kernel_src else "")
             raise StageFailed(f"{err}{hint}") from None
         if not applied:
             raise StageFailed("the series is empty: nothing to check")
-        self.applied = applied
-        self.tip_commit = series.git(tree, "rev-parse", f"{BRANCH_PREFIX}all")
+        self.state.applied = applied
+        tip = self.state.tip = series.git(tree, "rev-parse", f"{BRANCH_PREFIX}all")
         # Every test kernel (base too) is configured from the tip's selftest fragments.
-        kconfig_tree.extract(tree, self.tip_commit, self.ws, error=StageFailed)
+        kconfig_tree.extract(tree, tip, self.state.ws, error=StageFailed)
         for ser, patch, _ in applied:
             stage.cases.append(report.Case("apply", f"{ser.name}/{patch.name}", "pass", "applied"))
         # Round trip: exporting what was applied reproduces patches/ exactly.
         out = self.results / "roundtrip"
         shutil.rmtree(out, ignore_errors=True)
-        if self.base.get("BASE_PINNED") == "yes":
-            series.export(tree, self.base["BASE_TAG"], out, prefix=BRANCH_PREFIX)
+        if base.get("BASE_PINNED") == "yes":
+            series.export(tree, base["BASE_TAG"], out, prefix=BRANCH_PREFIX)
             code, diff = subprocess.getstatusoutput(
                 " && ".join(f"diff -r {ROOT / 'patches' / t} {out / t}" for t in series.TREES))
             stage.cases.append(report.Case("apply", "export-roundtrip",
@@ -183,18 +181,19 @@ class TreeStages(StageSet):
             if code:
                 raise StageFailed(f"apply-then-export differs from patches/:\n{diff[:1500]}")
         names = sorted({ser.name for ser, _, _ in applied})
-        stage.summary = apply_summary(len(applied), names,
-                                      self.base.get("BASE_PINNED") == "yes")
-        self.series_tree = tree
+        stage.summary = apply_summary(len(applied), names, base.get("BASE_PINNED") == "yes")
+        self.state.series_tree = tree
 
     def stage_build_base(self, stage: Stage) -> None:
         """The base kernel, built in the series' tree and build directory,
         where the checks stage walks the series from it (so it is compiled
-        once), then copied to ws/base for the vm stage to boot."""
-        self.checkout(self.series_tree, self.base["BASE_TAG"])
-        self.build(self.series_tree, self.series_build, "build-base", ["W=1"])
+        once), then copied to ws/base for the vm and icount stages to boot."""
+        tree = self.state.series_tree
+        self.checkout(tree, self.state.base["BASE_TAG"])
+        self.build(tree, self.series_build, "build-base", ["W=1"])
         shutil.rmtree(self.base_build, ignore_errors=True)
         self.base_build.parent.mkdir(parents=True, exist_ok=True)
         sh(["cp", "-a", "--reflink=auto", str(self.series_build), str(self.base_build)],
            self.logfile("build-base"))
+        self.state.base_kernel = self.base_build
         stage.summary = f"base kernel built in {self.series_build}, copied to {self.base_build}"

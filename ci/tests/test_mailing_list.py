@@ -22,6 +22,7 @@ from tools.series import mailflow
 from tools.series import mlist
 from ci import pipeline
 from ci import pipeline_mail
+from ci.tests.test_pipeline_state import handed_on
 
 HAVE_LIST = bool(shutil.which("public-inbox-init")) and Path("/usr/bin/python3").exists()
 
@@ -272,11 +273,12 @@ class ReplyTest(unittest.TestCase):
 
 
 class StageTest(unittest.TestCase):
-    def run_stage(self, outcome=None, error=None):
+    def run_stage(self, outcome=None, error=None, reports=None):
         tmp = tmpdir(self)
         (tmp / "logs").mkdir()
         p = pipeline.Pipeline("test", tmp)
-        p.series_tree, p.base = tmp / "tree", {"BASE_TAG": "base/x"}
+        handed_on(p, "mailing_list", tmp, series_tree=tmp / "tree", base={"BASE_TAG": "base/x"},
+                  **({"patch_reports": reports} if reports is not None else {}))
         stage = pipeline.Stage("mailing-list")
         with mock.patch.object(pipeline_mail.mailflow, "run_all", return_value=outcome,
                                side_effect=error), \
@@ -284,13 +286,30 @@ class StageTest(unittest.TestCase):
                                   return_value=("Sam", "sam@x.invalid")), \
                 contextlib.redirect_stdout(io.StringIO()):
             p.stage_mailing_list(stage)
+            self.run_all = pipeline_mail.mailflow.run_all
         return stage
 
     def test_stage_in_the_main_job_after_submission_needing_apply(self):
         plan = pipeline.Pipeline.PLAN["main"]
         self.assertEqual(plan.index("mailing_list"), plan.index("submission") + 1)
         self.assertNotIn("mailing_list", pipeline.Pipeline.PLAN["test"])
-        self.assertEqual(pipeline.Pipeline.NEEDS["mailing_list"], ["apply"])
+        self.assertEqual(pipeline.Pipeline.needs("mailing_list"), ["base", "apply"])
+        # The checks stage's reports are read when it ran, not needed.
+        self.assertEqual(pipeline.Pipeline.MAY_READ["mailing_list"],
+                         {"checks": ("patch_reports",)})
+        self.assertEqual(pipeline.Pipeline.select("main", ["base", "apply", "mailing_list"]),
+                         ["base", "apply", "mailing_list"])
+
+    def test_the_bot_quotes_the_checks_stages_builds_when_it_ran(self):
+        out = mailflow.MailflowResult([], [], {"accepted": 0, "archived": 0, "failed": 0,
+                                               "lost": []})
+        self.run_stage(out)
+        self.assertEqual(self.run_all.call_args.kwargs["build"], {})
+        built = patchwork.PatchReport(1, "net/x", "abc", "net: x")
+        built.results["build"] = patchwork.Result("pass", "built")
+        self.run_stage(out, reports=[built])
+        self.assertEqual(self.run_all.call_args.kwargs["build"],
+                         {"net: x": built.results["build"]})
 
     def test_list_failure_is_a_named_stage_failure(self):
         with self.assertRaisesRegex(pipeline.StageFailed, "mailing list: httpd did not answer"):

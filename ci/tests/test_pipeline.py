@@ -11,10 +11,12 @@ from unittest import mock
 
 from ci import pipeline
 from ci import pipeline_submit
+from ci.pipeline_state import PRODUCER
+from ci.tests.test_pipeline_state import handed_on, sample
 
 
 class Fake(pipeline.Pipeline):
-    PLAN = {"test": ["base", "apply", "build_base", "checks", "vm"]}
+    PLAN = {"test": ["base", "apply", "userspace", "build_base", "checks", "vm"]}
 
     def __init__(self, results, fail):
         super().__init__("test", results)
@@ -22,6 +24,9 @@ class Fake(pipeline.Pipeline):
 
     def fake(self, name, stage):
         self.ran.append(name)
+        for field, by in PRODUCER.items():  # what the stage hands on
+            if by == name:
+                setattr(self.state, field, sample(self.results)[field])
         stage.cases.append(pipeline.report.Case(name, "case", "pass"))
         if name == self.fail:
             raise pipeline.StageFailed(f"{name} broke\ndetail line")
@@ -44,10 +49,12 @@ class PipelineTest(unittest.TestCase):
     def test_failure_skips_dependents_and_exits_nonzero(self):
         p, code, out, data = self.run_fake("build_base")
         self.assertEqual(code, 1)
-        self.assertEqual(p.ran, ["base", "apply", "build_base", "checks"])
+        self.assertEqual(p.ran, ["base", "apply", "userspace", "build_base", "checks"])
         status = {s["name"]: s["status"] for s in data["stages"]}
-        self.assertEqual(status, {"base": "pass", "apply": "pass", "build-base": "fail",
-                                  "checks": "pass", "vm": "skip"})
+        self.assertEqual(status, {"base": "pass", "apply": "pass", "userspace": "pass",
+                                  "build-base": "fail", "checks": "pass", "vm": "skip"})
+        vm = next(s for s in data["stages"] if s["name"] == "vm")
+        self.assertEqual(vm["summary"], "skipped: needs build_base")
         self.assertFalse(data["ok"])
         self.assertIn("pipeline: FAILED (build-base)", out)
         self.assertIn("build_base broke", out)
@@ -57,7 +64,7 @@ class PipelineTest(unittest.TestCase):
         p, code, out, data = self.run_fake(None)
         self.assertEqual(code, 0)
         self.assertTrue(data["ok"])
-        self.assertIn("pipeline: 5 passed, 0 failed, 0 warned, 0 skipped", out)
+        self.assertIn("pipeline: 6 passed, 0 failed, 0 warned, 0 skipped", out)
 
     def test_warnings_are_counted_and_shown(self):
         # A check's warning counted in no total, and junit.xml showed it as a
@@ -72,9 +79,9 @@ class PipelineTest(unittest.TestCase):
         out = io.StringIO()
         with contextlib.redirect_stdout(out):
             self.assertEqual(Warned(tmp, None).run(), 0)
-        self.assertIn("pipeline: 5 passed, 0 failed, 1 warned, 0 skipped", out.getvalue())
+        self.assertIn("pipeline: 6 passed, 0 failed, 1 warned, 0 skipped", out.getvalue())
         summary = (Path(tmp) / "summary.md").read_text()
-        self.assertIn("5 passed, 0 failed, 1 warned, 0 skipped.", summary)
+        self.assertIn("6 passed, 0 failed, 1 warned, 0 skipped.", summary)
         self.assertIn("- WARN checks.net / 01 checkpatch net: x: CHECK: line too long", summary)
         import xml.etree.ElementTree as ET
         root = ET.parse(Path(tmp) / "junit.xml").getroot()
@@ -145,7 +152,7 @@ class PipelineTest(unittest.TestCase):
         with self.assertRaises(pipeline.UsageError) as ctx:
             pipeline.Pipeline.select("test", ["vm"])
         msg = str(ctx.exception)
-        for need in ("build-base", "checks", "userspace"):
+        for need in ("base", "apply", "build-base", "checks", "userspace"):
             self.assertIn(need, msg)
         self.assertEqual(pipeline.Pipeline.select("test", ["kunit", "apply", "base"]),
                          ["base", "apply", "kunit"])
@@ -179,7 +186,7 @@ class SubmissionTest(unittest.TestCase):
         self.addCleanup(shutil.rmtree, tmp)
         (tmp / "logs").mkdir()
         p = pipeline.Pipeline("test", tmp)
-        p.series_tree, p.base = tmp / "tree", {"BASE_TAG": "base/x"}
+        handed_on(p, "submission", tmp, series_tree=tmp / "tree", base={"BASE_TAG": "base/x"})
         stage = pipeline.Stage("submission")
         with mock.patch.object(pipeline_submit.b4flow, "run_all", return_value=[]) as run_all, \
                 mock.patch.object(pipeline_submit.series, "submitter_identity",

@@ -17,6 +17,7 @@ from unittest import mock
 from ci import pipeline
 from ci import pipeline_bench
 from ci import pipeline_tree
+from ci.tests.test_pipeline_state import handed_on
 from common.paths import ROOT
 import tools.bench
 from tools.bench import bench_config
@@ -167,7 +168,7 @@ class StageTest(unittest.TestCase):
         fake = FakeBench(rows, errors)
         with tempfile.TemporaryDirectory() as tmp:
             p = pipeline.Pipeline("main", tmp)
-            p.base, p.tip_commit, p.ws = {"BASE_TAG": "v0"}, "abc", Path(tmp) / "ws"
+            handed_on(p, "bench", tmp)
             stage = pipeline.Stage("bench")
             # The stage imports tools.bench.bench when it runs: the package's
             # attribute stands in for it.
@@ -176,7 +177,7 @@ class StageTest(unittest.TestCase):
                     mock.patch("ci.pipeline_tree.git", lambda *a, **k: ""), \
                     mock.patch.object(pipeline_bench, "git", lambda *a, **k: ""), \
                     mock.patch.object(pipeline.Pipeline, "worktree",
-                                      lambda self, name, rev: self.ws / name / "src"), \
+                                      lambda self, name, rev: self.state.ws / name / "src"), \
                     contextlib.redirect_stdout(io.StringIO()):
                 try:
                     p.stage_bench(stage)
@@ -257,7 +258,7 @@ class IcountStageTest(unittest.TestCase):
 
         with tempfile.TemporaryDirectory() as tmp:
             p = pipeline.Pipeline(mode, tmp)
-            p.tip_commit, p.ws, p.series_tree = "abc", Path(tmp) / "ws", Path(tmp) / "src"
+            handed_on(p, "icount", tmp)
             (Path(tmp) / "logs").mkdir()
             stage = pipeline.Stage("icount")
             with mock.patch.object(icount, "run", fake_run), \
@@ -358,7 +359,9 @@ class IcountStageTest(unittest.TestCase):
         for mode in ("main", "test"):
             plan = pipeline.Pipeline.PLAN[mode]
             self.assertEqual(plan[plan.index("vm") + 1], "icount")
-        self.assertEqual(pipeline.Pipeline.NEEDS["icount"], ["build_base", "checks"])
+        # The base kernel from build-base, the patched one as checks left it.
+        self.assertEqual(pipeline.Pipeline.NEEDS["icount"]["build_base"], ("base_kernel",))
+        self.assertEqual(pipeline.Pipeline.NEEDS["icount"]["checks"], ("patched_kernel",))
 
     def test_negative_patch_adds_to_dummy_xmit_only(self):
         text = pipeline_bench.ICOUNT_NEGATIVE.read_text()

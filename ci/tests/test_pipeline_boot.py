@@ -18,6 +18,7 @@ from ci import pipeline_tree
 from ci import report
 from ci.matrix import debug_checks, expectations, run
 from ci.tests import test_debug_checks
+from ci.tests.test_pipeline_state import handed_on
 
 
 # What a good run leaves: the console lines of each kernel's instruments, the
@@ -58,10 +59,11 @@ class VmDebugTest(unittest.TestCase):
         builds = []
         with tempfile.TemporaryDirectory() as tmp:
             p = pipeline.Pipeline("main", tmp)
-            p.tip_commit, p.ws, p.series_tree = "abc", Path(tmp) / "ws", Path(tmp) / "src"
+            handed_on(p, "vm_debug", tmp)
             for coll in kconfig_tree.collections():  # as the apply stage leaves them
-                kconfig_tree.fragment_path(p.ws, coll).parent.mkdir(parents=True, exist_ok=True)
-                kconfig_tree.fragment_path(p.ws, coll).write_text("CONFIG_NET=y\n")
+                frag = kconfig_tree.fragment_path(p.state.ws, coll)
+                frag.parent.mkdir(parents=True, exist_ok=True)
+                frag.write_text("CONFIG_NET=y\n")
             stage = pipeline.Stage("vm_debug")
             with mock.patch.object(run, "run_matrix", fake_matrix), \
                     mock.patch.object(expectations, "programs",
@@ -171,7 +173,7 @@ class KunitStageTest(unittest.TestCase):
 
         with tempfile.TemporaryDirectory() as tmp:
             p = pipeline.Pipeline(mode, tmp)
-            p.tip_commit, p.ws, p.series_tree = "abc", Path(tmp) / "ws", Path(tmp) / "src"
+            handed_on(p, "kunit", tmp)
             stage = pipeline.Stage("kunit")
             with mock.patch.object(pipeline_boot.uml, "run", fake_run), \
                     mock.patch.object(pipeline_boot.uml, "negative_control", fake_control), \
@@ -237,9 +239,9 @@ class NoCallbackKernelTest(unittest.TestCase):
 
         with tempfile.TemporaryDirectory() as tmp:
             p = pipeline.Pipeline(mode, tmp)
-            p.tip_commit, p.ws, p.series_tree = "abc", Path(tmp) / "ws", Path(tmp) / "src"
-            p.applied = [(types.SimpleNamespace(name=n), None, None)
-                         for n in (*nets, "net-next/qdisc-bypass", "net-next/qdisc-bypass")]
+            handed_on(p, "vm", tmp, applied=[
+                (types.SimpleNamespace(name=n), None, None)
+                for n in (*nets, "net-next/qdisc-bypass", "net-next/qdisc-bypass")])
             stage = pipeline.Stage("vm")
             with mock.patch.object(run, "run_matrix", fake_matrix), \
                     mock.patch.object(pipeline_boot, "iproute2_bin", lambda: Path("/ip2/bin")), \

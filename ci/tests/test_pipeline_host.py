@@ -12,6 +12,7 @@ from unittest import mock
 
 from ci import pipeline
 from ci import pipeline_host
+from ci.tests.test_pipeline_state import handed_on
 
 # As ctest 3.25 writes it (--output-junit).
 CTEST_JUNIT = """<?xml version="1.0" encoding="UTF-8"?>
@@ -105,19 +106,30 @@ class ClangTidyRunTest(unittest.TestCase):
 
 
 class HostStagesTest(unittest.TestCase):
-    def stages(self, tmp):
+    def stages(self, tmp, stage="host_tests"):
         p = pipeline.Pipeline("test", tmp)
+        handed_on(p, stage, tmp)
         (Path(tmp) / "logs").mkdir(exist_ok=True)
         return p
 
     def test_userspace_exports_compile_commands(self):
         cmds = []
         with tempfile.TemporaryDirectory() as tmp, \
-                mock.patch.object(pipeline_host, "sh", lambda cmd, *a, **k: cmds.append(cmd)):
-            self.stages(tmp).stage_userspace(pipeline.Stage("userspace"))
-        self.assertIn("-DCMAKE_EXPORT_COMPILE_COMMANDS=ON", cmds[0])
-        self.assertEqual(cmds[0][:5], ["cmake", "-S", str(pipeline.ROOT), "-B",
+                mock.patch.object(pipeline_host, "sh", lambda cmd, *a, **k: cmds.append(cmd)), \
+                mock.patch.object(pipeline.Pipeline, "checkout", lambda *a: None):
+            p = self.stages(tmp, "userspace")
+            stage = pipeline.Stage("userspace")
+            p.stage_userspace(stage)
+        # The patched tree's uapi headers first, then the build against them.
+        khdr = Path(tmp) / "ws/series/khdr"
+        self.assertEqual(cmds[0][:3], ["make", "-C", str(Path(tmp) / "src")])
+        self.assertIn(f"INSTALL_HDR_PATH={khdr / 'usr'}", cmds[0])
+        self.assertIn("-DCMAKE_EXPORT_COMPILE_COMMANDS=ON", cmds[1])
+        self.assertIn(f"-DKHDR_INCLUDES={khdr / 'usr/include'}", cmds[1])
+        self.assertEqual(cmds[1][:5], ["cmake", "-S", str(pipeline.ROOT), "-B",
                                        str(pipeline_host.BUILD)])
+        self.assertEqual(p.state.programs, pipeline_host.BUILD)
+        self.assertIn(f"against {khdr / 'usr/include'}", stage.summary)
 
     def test_lint_runs_flake8_and_clang_tidy(self):
         cmds = []

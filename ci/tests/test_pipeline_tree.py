@@ -38,8 +38,8 @@ class TreeStagesTest(Workspace):
             if not kernel_src:
                 os.environ.pop("KERNEL_SRC", None)
             p = pipeline.Pipeline("test", self.tmp / "results")
-            p.ws = self.tmp / "ws"
-            p.base = {"BASE_REPO": str(self.repo), "BASE_TAG": "base", "BASE_PINNED": "no"}
+            p.state.ws = self.tmp / "ws"
+            p.state.base = {"BASE_REPO": str(self.repo), "BASE_TAG": "base", "BASE_PINNED": "no"}
             stages = [Stage(n) for n in names]
             for st in stages:
                 getattr(p, f"stage_{st.name}")(st)
@@ -79,7 +79,7 @@ class TreeStagesTest(Workspace):
             git(self.repo, "commit-tree", "-p", fix, "-m", "stray", f"{fix}^{{tree}}").strip())
         p, (apply,) = self.run_stages(False, "apply")
         self.assertEqual(git(self.repo, "rev-parse", "ci/net/drv-fix").strip(), fix)
-        self.assertEqual(len(p.applied), 5)
+        self.assertEqual(len(p.state.applied), 5)
         self.assertIn("5 patches of 3 series", apply.summary)
 
 
