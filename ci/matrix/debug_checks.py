@@ -10,7 +10,7 @@ check_instruments() reads the console log and the state selftests/
 instruments.sh wrote at the end of the run (OUT/instruments) and names each
 instrument that was absent, off or disabled.
 
-judge_fault_injection() judges selftests/progs/fault_inject.cpp, run by
+judge_fault_injection() judges selftests/progs/fault_inject/, run by
 selftests/fault-inject.sh before the programs, as judge.judge() judges
 every program, by its entries in selftests/expectations.json: each
 request must have run and passed (no inconsistent answer, no leak), with its
