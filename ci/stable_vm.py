@@ -78,6 +78,7 @@ def build_and_boot(t: stable.Tree, info: dict[str, str], ws: Path, results: str 
                           log=log, expect=expect, progs=progs)
 
 
+@stable.reports_errors
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--pins", type=Path, default=stable.PINS,
@@ -88,25 +89,21 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--results", type=Path, default=ROOT / "results" / "stable",
                     help="per tree: build logs, KTAP and consoles (default %(default)s)")
     args = ap.parse_args(argv)
-    try:
-        ws, failed = cache_dir() / "ws", []
-        for t in [stable.tree(v, args.pins) for v in args.versions]:
-            print(f"stable {t.version}: {t.env['BASE_PACKAGE']} {t.env['BASE_VERSION']}")
-            info = stable.fetch_import(t)
-            wt = stable.worktree_for(info["BASE_REPO"], ws / f"stable-{t.version}" / "src",
-                                     info["BASE_TAG"])
-            stable.apply_stable(t.version, wt, base=info["BASE_TAG"], pins=args.pins,
-                                net=args.net)
-            out = build_and_boot(t, info, ws, args.results / t.version, net=args.net)
-            print(out.matrix)
-            print(f"stable {t.version}: {out.summary}")
-            if not out.ok:
-                failed.append(t.version)
-        if failed:
-            raise StableError(f"stable VM matrix failed on: {', '.join(failed)}")
-    except series.SeriesError as err:
-        print(f"error: {err}", file=sys.stderr)
-        return 1
+    ws, failed = cache_dir() / "ws", []
+    for t in [stable.tree(v, args.pins) for v in args.versions]:
+        print(f"stable {t.version}: {t.env['BASE_PACKAGE']} {t.env['BASE_VERSION']}")
+        info = stable.fetch_import(t)
+        wt = stable.worktree_for(info["BASE_REPO"], ws / f"stable-{t.version}" / "src",
+                                 info["BASE_TAG"])
+        stable.apply_stable(t.version, wt, base=info["BASE_TAG"], pins=args.pins,
+                            net=args.net)
+        out = build_and_boot(t, info, ws, args.results / t.version, net=args.net)
+        print(out.matrix)
+        print(f"stable {t.version}: {out.summary}")
+        if not out.ok:
+            failed.append(t.version)
+    if failed:
+        raise StableError(f"stable VM matrix failed on: {', '.join(failed)}")
     return 0
 
 

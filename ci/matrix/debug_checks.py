@@ -10,7 +10,7 @@ check_instruments() reads the console log and the state selftests/
 instruments.sh wrote at the end of the run (OUT/instruments) and names each
 instrument that was absent, off or disabled.
 
-judge_fault_injection() judges selftests/progs/fault_inject.cpp, run by
+judge_fault_injection() judges selftests/progs/fault_inject/, run by
 selftests/fault-inject.sh before the programs, as judge.judge() judges
 every program, by its entries in selftests/expectations.json: each
 request must have run and passed (no inconsistent answer, no leak), with its
@@ -77,12 +77,21 @@ def _kasan(console, dump):
     return True, "initialized"
 
 
-def _lockdep(console, dump):
-    state = dump.get("lockdep")
+def _unread(dump, instrument, where):
+    """Why the dump has no state of the instrument to judge: none left, or
+    "absent" (its file `where` missing: not built in); None when it has one."""
+    state = dump.get(instrument)
     if state is None:
-        return False, "instruments.sh left no lockdep state"
+        return f"instruments.sh left no {instrument} state"
     if state == "absent":
-        return False, "no /proc/lockdep_stats: lockdep is not built in"
+        return f"no {where}: {instrument} is not built in"
+    return None
+
+
+def _lockdep(console, dump):
+    if why := _unread(dump, "lockdep", "/proc/lockdep_stats"):
+        return False, why
+    state = dump["lockdep"]
     if m := LOCKDEP_OFF.search(console):
         line = console[console.rfind("\n", 0, m.start()) + 1:m.end()].strip()
         return False, f"lockdep turned itself off during the run: {line}"
@@ -92,11 +101,9 @@ def _lockdep(console, dump):
 
 
 def _kmemleak(console, dump):
-    state = dump.get("kmemleak")
-    if state is None:
-        return False, "instruments.sh left no kmemleak state"
-    if state == "absent":
-        return False, "no /sys/kernel/debug/kmemleak: kmemleak is not built in"
+    if why := _unread(dump, "kmemleak", "/sys/kernel/debug/kmemleak"):
+        return False, why
+    state = dump["kmemleak"]
     if not KMEMLEAK_INIT.search(console):
         return False, "kmemleak never initialized (no \"Kernel memory leak detector initialized\")"
     if m := KMEMLEAK_OFF.search(console):

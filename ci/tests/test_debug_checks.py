@@ -205,7 +205,7 @@ class FaultInjectionJudgeTest(unittest.TestCase):
 class ProgramAgreesTest(unittest.TestCase):
     def test_requests_are_the_programs_cases(self):
         """FAULT_REQUESTS and the cases fault_inject.cpp registers agree."""
-        src = (expectations.ROOT / "selftests/progs/fault_inject.cpp").read_text()
+        src = (expectations.ROOT / "selftests/progs/fault_inject/fault_inject.cpp").read_text()
         for name in debug_checks.FAULT_REQUESTS:
             self.assertTrue(name.startswith(("link_add", "channels_set", "channels_grow",
                                              "qstats_dump",

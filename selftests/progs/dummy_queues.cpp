@@ -28,21 +28,11 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "harness.hpp"
-#include "ktap.hpp"
-#include "link.hpp"
-#include "nl.hpp"
-#include "packet_sender.hpp"
-#include "testdev.hpp"
+#include "prog.hpp"
 
 namespace {
 
-using ksft::CaseResult;
-using ksft::testdev::TestDummy;
-using netutil::concat;
-using netutil::nl::Status;
-namespace rtnl = netutil::rtnl;
-namespace testdev = ksft::testdev;
+using namespace ksft::prog;
 
 constexpr std::string_view kKind = testdev::kDummyKind;
 constexpr char kPrefix[] = "dq";

@@ -25,24 +25,12 @@
 #include <string_view>
 #include <vector>
 
-#include "harness.hpp"
-#include "ktap.hpp"
-#include "link.hpp"
-#include "nl.hpp"
-#include "packet_sender.hpp"
-#include "sysfs.hpp"
-#include "tc.hpp"
-#include "testdev.hpp"
+#include "prog.hpp"
 #include "tracefs.hpp"
 
 namespace {
 
-using ksft::CaseResult;
-using ksft::testdev::TestDummy;
-using netutil::concat;
-using netutil::nl::Status;
-namespace pkt = netutil::pkt;
-namespace rtnl = netutil::rtnl;
+using namespace ksft::prog;
 
 constexpr std::uint64_t kPackets = 200;
 constexpr std::uint64_t kLimit0Packets = 100;

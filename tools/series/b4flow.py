@@ -396,27 +396,42 @@ class Flow:
         job.mails[rev] = write_mbox(sorted(dest.glob("*.eml")), dest.with_suffix(".mbox"))
         return f"{len(files)} mails in {dest}"
 
-    def roundtrip(self, job, done):
-        """b4 shazam of the mails of the series `job` builds on (from `done`),
-        then of its own, on a fresh worktree at the base; of its own only, on
-        the base with it merged, once that series is merged."""
+    def apply_chain(self, job, done, step, missing, shazam, reset=None):
+        """shazam(j) of the mails of the series `job` builds on (from `done`),
+        then of its own, in the roundtrip worktree (made the first time)
+        checked out afresh at the base; of its own only, on the base with it
+        merged, once that series is merged. reset(), if given, runs in the
+        worktree before the checkout. Returns the chain applied, the tree it
+        gave and that of job's workspace. A series of the chain without mails
+        is a FlowError of `step`: `missing`, its name for {}."""
         chain = [job]
         while chain[0].depends and not chain[0].on_merged:
             dep = done.get(chain[0].depends)
             if not dep or not dep.mails:
-                raise FlowError(job.name, "roundtrip", f"needs the mails of {chain[0].depends}, "
-                                "which has none")
+                raise FlowError(job.name, step, missing.format(chain[0].depends))
             chain.insert(0, dep)
         if not (self.rt / ".git").exists():
             shutil.rmtree(self.rt, ignore_errors=True)
-            self.git(job, "roundtrip", "worktree", "add", "-q", "--detach", self.rt, self.base)
+            self.git(job, step, "worktree", "add", "-q", "--detach", self.rt, self.base)
         start = chain[0].start if chain[0].on_merged else self.base
-        self.git(job, "roundtrip", "checkout", "-q", "-f", "--detach", start, cwd=self.rt)
-        self.git(job, "roundtrip", "clean", "-qfdx", cwd=self.rt)
+        if reset:
+            reset()
+        self.git(job, step, "checkout", "-q", "-f", "--detach", start, cwd=self.rt)
+        self.git(job, step, "clean", "-qfdx", cwd=self.rt)
         for j in chain:
-            self.b4(job, "roundtrip", "shazam", "-m", j.mails[min(j.mails)], cwd=self.rt)
-        got = self.git(job, "roundtrip", "rev-parse", "HEAD^{tree}", cwd=self.rt)
+            shazam(j)
+        got = self.git(job, step, "rev-parse", "HEAD^{tree}", cwd=self.rt)
         want = series.git(self.src, "rev-parse", f"{job.workspace}^{{tree}}")
+        return chain, got, want
+
+    def roundtrip(self, job, done):
+        """b4 shazam of the mails of the series `job` builds on (from `done`),
+        then of its own, on a fresh worktree at the base; of its own only, on
+        the base with it merged, once that series is merged."""
+        chain, got, want = self.apply_chain(
+            job, done, "roundtrip", "needs the mails of {}, which has none",
+            lambda j: self.b4(job, "roundtrip", "shazam", "-m", j.mails[min(j.mails)],
+                              cwd=self.rt))
         job.trees = {"workspace": want, "roundtrip": got}
         if got != want:
             raise FlowError(job.name, "roundtrip", f"tree {got} after b4 shazam of "

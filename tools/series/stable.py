@@ -18,6 +18,7 @@ failing hunk (file and hunk header).
 
 import argparse
 import copy
+import functools
 import json
 import os
 import re
@@ -27,7 +28,7 @@ import sys
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, ParamSpec
 
 from common.cache import cache_dir
 from common.git import git_ok, git_run
@@ -367,6 +368,24 @@ def fixes_line(p: Path) -> str:
     return f"  {p.parent.name}/{p.name}: {'; '.join(fixes)}"
 
 
+P = ParamSpec("P")
+
+
+def reports_errors(main: Callable[P, int]) -> Callable[P, int]:
+    """A stable command's main() (this one, ci/stable_vm.py's): a SeriesError
+    it raises, which names the tree, pin or patch at fault, is printed as
+    "error: ..." on stderr and gives exit status 1."""
+    @functools.wraps(main)
+    def run(*args: P.args, **kwargs: P.kwargs) -> int:
+        try:
+            return main(*args, **kwargs)
+        except series.SeriesError as err:
+            print(f"error: {err}", file=sys.stderr)
+            return 1
+    return run
+
+
+@reports_errors
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--pins", type=Path, default=PINS, help="pin files (default %(default)s)")
@@ -383,40 +402,36 @@ def main(argv: list[str] | None = None) -> int:
                    "the pinned tree (with --base)")
     a.add_argument("--base", help="with --repo: the commit or tag to apply to")
     args = ap.parse_args(argv)
-    try:
-        if args.cmd == "list":
-            fixes = net_fixes(args.net)
-            for t in trees(args.pins):
-                print(f"{t.version}: {t.env['BASE_PACKAGE']} {t.env['BASE_VERSION']} "
-                      f"(tag {t.tag}), takes {len(fixes)} net fix(es)")
-            for p in fixes:
-                print(fixes_line(p))
-        elif args.cmd == "check":
-            fixes = net_fixes(args.net)
-            left = [p for p in net_patches(args.net) if p not in fixes]
-            print(f"ok: stable takes {len(fixes)} net fix(es) with Fixes: tags, as posted:")
-            for p in fixes:
-                print(fixes_line(p))
-            if left:
-                print("not for stable (no Fixes: tag): "
-                      + ", ".join(f"{p.parent.name}/{p.name}" for p in left))
-        else:
-            if bool(args.repo) != bool(args.base):
-                ap.error("--repo and --base go together")
-            ws = Path(args.ws) if args.ws else cache_dir() / "ws"
-            for t in [tree(v, args.pins) for v in args.versions] or trees(args.pins):
-                print(f"stable {t.version}: {t.env['BASE_PACKAGE']} {t.env['BASE_VERSION']}")
-                info = ({"BASE_REPO": args.repo, "BASE_TAG": args.base} if args.repo
-                        else fetch_import(t))
-                wt = worktree_for(info["BASE_REPO"], ws / f"stable-{t.version}" / "src",
-                                  info["BASE_TAG"])
-                done = apply_stable(t.version, wt, base=info["BASE_TAG"], pins=args.pins,
-                                    net=args.net)
-                print(f"stable {t.version}: {len(done.commits)} net fix(es) applied on "
-                      f"{done.branch} in {wt}")
-    except series.SeriesError as err:
-        print(f"error: {err}", file=sys.stderr)
-        return 1
+    if args.cmd == "list":
+        fixes = net_fixes(args.net)
+        for t in trees(args.pins):
+            print(f"{t.version}: {t.env['BASE_PACKAGE']} {t.env['BASE_VERSION']} "
+                  f"(tag {t.tag}), takes {len(fixes)} net fix(es)")
+        for p in fixes:
+            print(fixes_line(p))
+    elif args.cmd == "check":
+        fixes = net_fixes(args.net)
+        left = [p for p in net_patches(args.net) if p not in fixes]
+        print(f"ok: stable takes {len(fixes)} net fix(es) with Fixes: tags, as posted:")
+        for p in fixes:
+            print(fixes_line(p))
+        if left:
+            print("not for stable (no Fixes: tag): "
+                  + ", ".join(f"{p.parent.name}/{p.name}" for p in left))
+    else:
+        if bool(args.repo) != bool(args.base):
+            ap.error("--repo and --base go together")
+        ws = Path(args.ws) if args.ws else cache_dir() / "ws"
+        for t in [tree(v, args.pins) for v in args.versions] or trees(args.pins):
+            print(f"stable {t.version}: {t.env['BASE_PACKAGE']} {t.env['BASE_VERSION']}")
+            info = ({"BASE_REPO": args.repo, "BASE_TAG": args.base} if args.repo
+                    else fetch_import(t))
+            wt = worktree_for(info["BASE_REPO"], ws / f"stable-{t.version}" / "src",
+                              info["BASE_TAG"])
+            done = apply_stable(t.version, wt, base=info["BASE_TAG"], pins=args.pins,
+                                net=args.net)
+            print(f"stable {t.version}: {len(done.commits)} net fix(es) applied on "
+                  f"{done.branch} in {wt}")
     return 0
 
 

@@ -23,21 +23,12 @@
 #include <linux/pkt_sched.h>
 #include <linux/rtnetlink.h>
 
-#include "ktap.hpp"
-#include "link.hpp"
-#include "nl.hpp"
-#include "tc.hpp"
-#include "testdev.hpp"
+#include "prog.hpp"
 #include "uapi_compat.hpp"
 
 namespace bad_input {
 
-using ksft::CaseResult;
-using netutil::concat;
-using netutil::nl::errno_name;
-namespace nl = netutil::nl;
-namespace rtnl = netutil::rtnl;
-namespace testdev = ksft::testdev;
+using namespace ksft::prog;
 
 // The test device: numtxqueues 4, one RX queue (the default), so tx above 4 and rx above
 // 1 are above the maxima the series reports.

@@ -5,23 +5,11 @@
 #include <cstddef>
 #include <cstdint>
 
-#include "harness.hpp"
-#include "link.hpp"
-#include "netdev.hpp"
-#include "nl.hpp"
-#include "packet_sender.hpp"
-#include "strutil.hpp"
-#include "tc.hpp"
+#include "prog.hpp"
 
 namespace churn {
 
-using ksft::CaseResult;
-using netutil::concat;
-using netutil::nl::Status;
-namespace nl = netutil::nl;
-namespace netdev = netutil::netdev;
-namespace pkt = netutil::pkt;
-namespace rtnl = netutil::rtnl;
+using namespace ksft::prog;
 using Clock = std::chrono::steady_clock;
 using std::chrono::milliseconds;
 

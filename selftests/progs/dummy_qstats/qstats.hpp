@@ -13,21 +13,11 @@
 #include <thread>
 #include <vector>
 
-#include "harness.hpp"
-#include "netdev.hpp"
-#include "nl.hpp"
-#include "packet_sender.hpp"
-#include "testdev.hpp"
+#include "prog.hpp"
 
 namespace dummy_qstats {
 
-using ksft::CaseResult;
-using ksft::testdev::TestDummy;
-using netutil::concat;
-using netutil::nl::Status;
-namespace netdev = netutil::netdev;
-namespace pkt = netutil::pkt;
-namespace rtnl = netutil::rtnl;
+using namespace ksft::prog;
 
 constexpr std::uint32_t kQueues = 4;
 constexpr std::uint64_t kRoundPackets = 100;

@@ -26,25 +26,12 @@
 #include <sys/mount.h>
 #include <unistd.h>
 
-#include "harness.hpp"
-#include "ktap.hpp"
-#include "link.hpp"
-#include "nl.hpp"
-#include "packet_sender.hpp"
-#include "sysfs.hpp"
-#include "tc.hpp"
-#include "testdev.hpp"
+#include "prog.hpp"
 #include "tracefs.hpp"
 
 namespace fault_inject {
 
-using ksft::CaseResult;
-using netutil::concat;
-using netutil::nl::Status;
-namespace nl = netutil::nl;
-namespace pkt = netutil::pkt;
-namespace rtnl = netutil::rtnl;
-namespace sysfs = netutil::sysfs;
+using namespace ksft::prog;
 
 constexpr std::string_view kDebugfs = "/sys/kernel/debug";
 constexpr std::uint32_t kTxQueues = 4;
