@@ -299,6 +299,28 @@ class B4FlowTest(unittest.TestCase):
         code, out = run(script(work, "bad", "echo '-:1: ERROR: broken'\n"))
         self.assertEqual(code, 1, out)
 
+    def test_cli_blocked_series_failing_before_send_is_a_failure(self):
+        """Blocked is no failure only as the refusal at send: net-next/feat,
+        blocked, failing its check alone (net/fix passes) exits 1."""
+        work = Path(tempfile.mkdtemp(dir=self.tmp))
+        conf = work / "series.conf"
+        conf.write_text("".join(f'{k}="{v}"\n' for k, v in CONF.items()))
+        check = work / "bad-queue"  # the whole mail read, an error for feat's patches
+        check.write_text("#!/bin/sh\nif grep 'frobnicate queue' >/dev/null; then\n"
+                         "  echo '-:1: ERROR: queue'\nfi\n")
+        check.chmod(0o755)
+        out = io.StringIO()
+        with contextlib.redirect_stderr(out), contextlib.redirect_stdout(out):
+            code = b4flow.main([
+                "run", str(self.src), "base", "--out", str(work / "out"), "--prefix", PREFIX,
+                "--work", str(work / "work"), "--conf", str(conf), "--identity",
+                "Jane Sender <jane@example.org>", "--check-cmd", str(check), "--to-cmd",
+                self.stubs["to_cmd"], "--cc-cmd", self.stubs["cc_cmd"], "--no-exercise"])
+        self.assertEqual(code, 1, out.getvalue())
+        self.assertIn("[net-next/feat] check: Success: 0, Warning: 0, Error: 2", out.getvalue())
+        self.assertNotIn("[net/fix]", out.getvalue().partition("error:")[2])
+        self.assertNotIn("blocked, not failed", out.getvalue())
+
 
 if __name__ == "__main__":
     unittest.main()
