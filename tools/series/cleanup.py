@@ -5,11 +5,11 @@
 In the project cache ($PROJECT_CACHE, else ~/.cache/mqbypass): the
 worktrees and build directories, ws/ (the pinned base's, b4's, the mailing
 list's), ws-<digest>/ (a KERNEL_SRC repository's), ws-check/ (check
---build), kselftest/ (the installed selftests) and import.tmp.* (an
-interrupted import). The downloads, tarballs, base.git, ccache and the
-tools setup installed stay unless --all; base.git holding branches or
-worktrees of yours (series/*, a worktree outside the cache) stays even
-then, unless --force.
+--build), kselftest/ (the installed selftests, ci.devtest's in
+kselftest/dev/) and import.tmp.* (an interrupted import). The downloads,
+tarballs, base.git, ccache and the tools setup installed stay unless
+--all; base.git holding branches or worktrees of yours (series/*, a
+worktree outside the cache) stays even then, unless --force.
 
 In each kernel repository, REPO, $KERNEL_SRC and those a worktree in the
 cache belongs to: the worktrees registered there under the cache's ws*/
