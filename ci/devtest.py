@@ -8,7 +8,8 @@ only).
 
 kselftest: the tree's selftests installed on the host as netdev CI installs
 them (make -C tools/testing/selftests TARGETS=... install, objects and
-install in --out), then the kernel built in BUILD booted by vng (--tcg:
+install in --out, default $PROJECT_CACHE/kselftest/dev, which the cleanup
+command removes), then the kernel built in BUILD booted by vng (--tcg:
 without KVM), running run_kselftest.sh -t for each test (default: the
 series' kselftests of selftests/programs.txt). The drivers/net ones run as
 programs.txt runs them: on a dummy (selftests/drv-net-dummy.sh, in a
@@ -29,6 +30,7 @@ from pathlib import Path
 from ci.matrix.kselftests import kselftest_install_commands
 from common.paths import ROOT
 from common.programs import CXX_BUILD, read_programs
+from common.cache import cache_dir
 from kunit.uml import NET_CONFIG, SERIES_CONFIG, SERIES_KERNEL_ARGS
 
 DRV_NET_DUMMY = ROOT / "selftests/drv-net-dummy.sh"
@@ -107,8 +109,9 @@ def main(argv: list[str] | None = None) -> int:
     k.add_argument("build", type=Path, help="the kernel build directory (O=), bzImage in it")
     k.add_argument("-t", dest="tests", action="append", metavar="COLLECTION:TEST",
                    help="default: " + " ".join(kselftest_tests()))
-    k.add_argument("--out", type=Path, default=Path("/tmp/mqbypass-kselftest"),
-                   help="selftests build and install (default %(default)s)")
+    k.add_argument("--out", type=Path, default=cache_dir() / "kselftest/dev",
+                   help="selftests build and install (default %(default)s: the cleanup "
+                   "command removes it)")
     k.add_argument("--tcg", action="store_true",
                    help="QEMU without KVM (vng --disable-kvm), as the pipeline's VMs run")
     u = sub.add_parser("kunit", help="the series' KUnit suites with the tree's kunit.py")

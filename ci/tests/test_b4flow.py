@@ -202,6 +202,46 @@ class B4FlowTest(unittest.TestCase):
                                 capture_output=True, text=True).stdout
         self.assertNotIn(".b4-config", status)
 
+    def test_b4_by_hand_in_the_work_clone(self):
+        """As the README posts by hand: b4 prep --check and b4 send --dry-run
+        in the work clone, with none of the flow's settings in the
+        environment, only a git identity of one's own (a scratch HOME);
+        checkpatch.pl a stub recording how it is run."""
+        flow = self.flow()
+        flow.setup()
+        job = flow.jobs()[0]
+        flow.prep(job)
+        flow.to_cc(job)
+        flow.install_b4_config()
+        home = Path(tempfile.mkdtemp(dir=self.tmp))
+        (home / ".gitconfig").write_text(f"[user]\n\tname = {SENDER[0]}\n"
+                                         f"\temail = {SENDER[1]}\n")
+        calls = home / "checkpatch-calls"
+        stub = flow.repo / "scripts/checkpatch.pl"
+        stub.parent.mkdir()
+        stub.write_text(f'#!/bin/sh\ncat >/dev/null\necho "$*" >> {calls}\n')
+        stub.chmod(0o755)
+        env = {k: v for k, v in os.environ.items() if not k.startswith("GIT_")}
+        env.update(HOME=str(home), XDG_CONFIG_HOME=str(home / ".config"),
+                   XDG_CACHE_HOME=str(home / ".cache"), XDG_DATA_HOME=str(home / ".local"))
+
+        def b4(*args):
+            res = subprocess.run(["b4", *args], cwd=flow.repo, env=env, text=True,
+                                 capture_output=True, stdin=subprocess.DEVNULL, timeout=120)
+            self.assertEqual(res.returncode, 0, res.stdout + res.stderr)
+            return b4flow.ANSI_RE.sub("", res.stdout + res.stderr)
+
+        out = b4("prep", "--check")
+        self.assertIn("Success: 3, Warning: 0, Error: 0", out)
+        runs = calls.read_text().splitlines()
+        self.assertEqual(len(runs), 3)  # once a patch, with the netdev arguments
+        self.assertTrue(runs[0].startswith("-q --terse --no-summary --mailback --showfile "
+                                           "--strict --max-line-length=80 --ignore "), runs[0])
+        out = b4("send", "--dry-run")
+        self.assertIn("DRYRUN: Would have sent 4 messages", out)
+        self.assertIn(f"From: {SENDER[0]} <{SENDER[1]}>", out)
+        self.assertIn("Subject: [PATCH net 1/3] net: fix the frobnicator, part 1", out)
+
     def test_summary_written(self):
         md = (self.out / "b4.md").read_text()
         self.assertIn("| net/fix | roundtrip | pass |", md)
@@ -298,6 +338,28 @@ class B4FlowTest(unittest.TestCase):
         self.assertIn("blocked, not failed: net-next/feat: blocked until net/fix", out)
         code, out = run(script(work, "bad", "echo '-:1: ERROR: broken'\n"))
         self.assertEqual(code, 1, out)
+
+    def test_cli_blocked_series_failing_before_send_is_a_failure(self):
+        """Blocked is no failure only as the refusal at send: net-next/feat,
+        blocked, failing its check alone (net/fix passes) exits 1."""
+        work = Path(tempfile.mkdtemp(dir=self.tmp))
+        conf = work / "series.conf"
+        conf.write_text("".join(f'{k}="{v}"\n' for k, v in CONF.items()))
+        check = work / "bad-queue"  # the whole mail read, an error for feat's patches
+        check.write_text("#!/bin/sh\nif grep 'frobnicate queue' >/dev/null; then\n"
+                         "  echo '-:1: ERROR: queue'\nfi\n")
+        check.chmod(0o755)
+        out = io.StringIO()
+        with contextlib.redirect_stderr(out), contextlib.redirect_stdout(out):
+            code = b4flow.main([
+                "run", str(self.src), "base", "--out", str(work / "out"), "--prefix", PREFIX,
+                "--work", str(work / "work"), "--conf", str(conf), "--identity",
+                "Jane Sender <jane@example.org>", "--check-cmd", str(check), "--to-cmd",
+                self.stubs["to_cmd"], "--cc-cmd", self.stubs["cc_cmd"], "--no-exercise"])
+        self.assertEqual(code, 1, out.getvalue())
+        self.assertIn("[net-next/feat] check: Success: 0, Warning: 0, Error: 2", out.getvalue())
+        self.assertNotIn("[net/fix]", out.getvalue().partition("error:")[2])
+        self.assertNotIn("blocked, not failed", out.getvalue())
 
 
 if __name__ == "__main__":

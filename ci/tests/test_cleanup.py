@@ -125,6 +125,44 @@ class Cleanup(Workspace):
         self.assertEqual(self.worktrees(), [str(self.linux), str(self.mine)])
         self.assertFalse(list(self.cache.glob("ws-*")))
 
+    def work_clones(self):
+        """What b4flow and mailflow leave in ws/: a clone --shared each of a
+        tree whose ci/all is checked out, so on a ci/all of its own (no
+        record of an apply), its round-trip worktree registered beside it."""
+        src = make_base(self.tmp / "series-tree")
+        git(src, "checkout", "-q", "-b", "ci/all")
+        clones = []
+        for name in ("b4", "mail"):
+            clone = self.cache / "ws" / name / "repo"
+            subprocess.run(["rm", "-rf", str(clone)], check=True)
+            git(self.cache, "clone", "-q", "--shared", str(src), str(clone))
+            git(clone, "worktree", "add", "-q", "--detach", str(clone.parent / "roundtrip"),
+                "base")
+            clones.append(clone)
+        return src, clones
+
+    def test_work_clones_in_the_cache_go_with_ws(self):
+        """A clone in ws/ is no repository of yours: no `git worktree
+        remove` of its main working tree (git refuses), no refusal of its
+        ci/all; the tree it was cloned from is left alone, and a repository
+        of yours is cleaned up as ever."""
+        tree = self.pipeline_run()
+        src, clones = self.work_clones()
+        self.assertEqual(git(clones[0], "branch", "--show-current").strip(), "ci/all")
+        before = (snapshot(src), self.branches(src), self.worktrees(src))
+        code, out = self.cleanup("--dry-run")
+        self.assertEqual(code, 0, out)
+        for clone in clones:
+            self.assertNotIn(f"repository {clone}", out)
+        code, out = self.cleanup()
+        self.assertEqual(code, 0, out)
+        self.assertFalse((self.cache / "ws").exists())
+        self.assertEqual((snapshot(src), self.branches(src), self.worktrees(src)), before)
+        self.assertEqual(git(src, "fsck", "--no-progress"), "")
+        self.assertIn(f"removing worktree {tree}", out)
+        self.assertEqual(self.branches(), ["experiment", "feature", "main"])
+        self.assertEqual(self.worktrees(), [str(self.linux), str(self.mine)])
+
     def test_repository_found_from_a_stale_registration_too(self):
         """The cache removed by hand: the registration is left in the
         repository, which the user names."""

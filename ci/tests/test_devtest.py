@@ -15,6 +15,7 @@ from unittest import mock
 
 from ci import devtest
 from kunit import uml
+from tools.series import cleanup
 
 RECORDER = '#!/bin/sh\nprintf "%s\\n" "$(basename "$0") $*" >> "$RECORD"\n'
 
@@ -88,6 +89,21 @@ class DevTest(unittest.TestCase):
         self.assertRegex(out, r"unshare --net --mount .*drv-net-dummy.sh \S+ "
                          r"drivers/net:queues.py 4 2\n")
         self.assertRegex(out, r"drv-net-dummy.sh \S+ drivers/net:stats.py 4\n")
+
+    def test_kselftest_out_defaults_to_the_cache_which_cleanup_empties(self):
+        cache = self.tmp / "cache"
+        with mock.patch.dict(os.environ, {"PROJECT_CACHE": str(cache)}):
+            os.environ.pop("KERNEL_SRC", None)
+            code, out, _ = self.devtest("--dry-run", "kselftest", self.tree, self.build)
+            self.assertEqual(code, 0)
+            out_dir = cache / "kselftest/dev"
+            self.assertIn(f"INSTALL_PATH={out_dir}/install", out)
+            self.assertIn(f"O={out_dir}/build", out)
+            (out_dir / "install").mkdir(parents=True)  # as the install leaves it
+            with contextlib.redirect_stdout(io.StringIO()) as said:
+                self.assertEqual(cleanup.main([]), 0)
+        self.assertIn("removing kselftest (", said.getvalue())
+        self.assertFalse((cache / "kselftest").exists())
 
     def test_kselftest_refuses_a_test_not_named_by_collection(self):
         code, _, err = self.devtest("--dry-run", "kselftest", self.tree, self.build,

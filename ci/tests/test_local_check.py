@@ -1,8 +1,10 @@
-"""python3 -m tools.series.check on a scratch repository: a branch range
-and an mbox, exit status by the worst result, the user's tree left alone,
-no build unless asked."""
+"""python3 -m tools.series.check on a scratch repository: a branch range,
+an mbox and a directory of patch files, exit status by the worst result,
+the user's tree left alone, no build unless asked; --build's checks (the
+build mocked) in the worktree kept in the cache."""
 
 import contextlib
+import hashlib
 import io
 import os
 import subprocess
@@ -12,7 +14,7 @@ from pathlib import Path
 from unittest import mock
 
 from tools.series import check
-from tools.series.checks import runner
+from tools.series.checks import patchwork, runner
 
 ME = {"GIT_AUTHOR_NAME": "Dev", "GIT_AUTHOR_EMAIL": "dev@x.invalid",
       "GIT_COMMITTER_NAME": "Dev", "GIT_COMMITTER_EMAIL": "dev@x.invalid"}
@@ -100,6 +102,65 @@ class LocalCheckTest(unittest.TestCase):
         self.assertIn("verify_fixes: fail: Fixes tag missing", out)
         self.assertIn("verify_signedoff  verify_fixes", out)
         self.assertEqual(git(self.repo, "rev-parse", "HEAD"), git(self.repo, "rev-parse", "base"))
+
+    def test_a_directory_of_patch_files_is_applied_on_base_and_checked(self):
+        self.commit("int a;\nint c;\n")
+        (self.repo / "drivers/net/b.c").write_text("int b;\n")
+        git(self.repo, "add", "-A")
+        git(self.repo, "commit", "-q", "-m", "net: b: add\n\nWhy.\n\n"
+            "Signed-off-by: Dev <dev@x.invalid>\n")
+        head = git(self.repo, "rev-parse", "HEAD")
+        outgoing = Path(self.tmp.name) / "outgoing"
+        git(self.repo, "format-patch", "-q", "-o", str(outgoing), "--subject-prefix=PATCH net-next",
+            "base..HEAD")
+        (outgoing / "notes.txt").write_text("not a patch\n")
+        code, out = self.run_check("--base", "base", str(outgoing))
+        self.assertEqual(code, 0, out)
+        rows = out.splitlines()[1:3]
+        self.assertRegex(rows[0], r"^1 +net-next +net: a: change ")
+        self.assertRegex(rows[1], r"^2 +net-next +net: b: add ")
+        self.assertIn("series patches:patch_count: pass: 2 patches", out)
+        self.assertIn("series patches:subject_prefix: pass: Tree named in all 2 subjects", out)
+        self.assertIn("2 patch(es) x 4 checks", out)
+        self.assertEqual(git(self.repo, "rev-parse", "HEAD"), head)
+        self.assertEqual(len(git(self.repo, "worktree", "list").splitlines()), 1)
+
+    def test_build_checks_in_the_kept_worktree(self):
+        """--build: the build checks (the build itself mocked) in a full
+        worktree kept in the cache's ws-check/ for the next run."""
+        self.commit("int a;\nint b;\n")
+        cache, build = Path(self.tmp.name) / "cache", Path(self.tmp.name) / "build"
+        seen = []
+
+        def context(wt, out, base, log=print):
+            seen.append((wt, out, base))
+            return {"build": lambda c: (patchwork.Result("pass", "built"),
+                                        patchwork.Result("pass", "no new warnings")),
+                    "xmit_disasm": lambda c: patchwork.Result("warn", "4 more instructions")}
+
+        top = Path(git(self.repo, "rev-parse", "--show-toplevel"))
+        kept = cache / "ws-check" / hashlib.sha256(str(top).encode()).hexdigest()[:12] / "src"
+        base = git(self.repo, "rev-parse", "base")
+        for _ in range(2):  # the second run in the same worktree
+            out = io.StringIO()
+            with mock.patch.dict(os.environ, {"PROJECT_CACHE": str(cache)}), \
+                    mock.patch.object(check, "build_context", side_effect=context), \
+                    contextlib.redirect_stdout(out), contextlib.redirect_stderr(out):
+                code = check.main([str(self.repo), "base..HEAD", "--build", str(build),
+                                   "--checks", f"{CHEAP},build,sparse,xmit_disasm"])
+            self.assertEqual(code, 1, out.getvalue())  # xmit_disasm's warning
+            self.assertEqual(seen[-1], (kept, build.resolve(), base))
+            head, row = out.getvalue().splitlines()[:2]
+            self.assertEqual(head.split()[-3:], ["build", "sparse", "xmit_disasm"])
+            self.assertEqual(row.split()[-3:], ["pass", "pass", "warn"])
+            self.assertIn("patch 1 xmit_disasm: warn: 4 more instructions", out.getvalue())
+        # What --build adds to the checks run by default.
+        self.assertLessEqual({"build", "sparse", "xmit_disasm"},
+                             set(runner.names("local")) - set(runner.names("local", build=False)))
+        self.assertEqual(len(seen), 2)
+        worktrees = git(self.repo, "worktree", "list", "--porcelain")
+        self.assertIn(f"worktree {kept}\n", worktrees)
+        self.assertEqual(worktrees.count("worktree "), 2)
 
     def test_no_build_unless_asked(self):
         self.commit("int a;\nint b;\n")

@@ -148,6 +148,21 @@ class LoopbackTest(unittest.TestCase):
             flow.write_config([("sendemail.x.smtpserver", "smtp.example.com")])
 
 
+class WorkDirTest(unittest.TestCase):
+    def test_cli_works_in_the_cache_by_default(self):
+        """Without --work: $PROJECT_CACHE/ws/mail (the list stopped at once)."""
+        tmp = tmpdir(self)
+        err = io.StringIO()
+        with mock.patch.dict(os.environ, {"PROJECT_CACHE": str(tmp / "cache")}), \
+                mock.patch.object(mailflow.mlist, "List",
+                                  side_effect=mlist.ListError("not started")) as lst, \
+                contextlib.redirect_stderr(err):
+            code = mailflow.main([str(tmp / "tree"), "base", "--out", str(tmp / "out"),
+                                  "--identity", "Sam <sam@x.invalid>"])
+        self.assertEqual((code, err.getvalue()), (1, "error: not started\n"))
+        self.assertEqual(lst.call_args.args[0], tmp / "cache/ws/mail/list")
+
+
 class FakeArchive:
     def __init__(self):
         self.msgs = []

@@ -194,6 +194,9 @@ class SubmissionTest(unittest.TestCase):
                 contextlib.redirect_stdout(io.StringIO()):
             p.stage_submission(stage)
         self.assertEqual(run_all.call_args.kwargs["merged"], ["net/qdisc-bypass"])
+        # Taken as merged for b4 only: b4.md gives the posting order as it
+        # stands (nothing merged), as the stage summary does.
+        self.assertEqual(run_all.call_args.kwargs["stands"], ())
         self.assertEqual(run_all.call_args.kwargs["identity"], pipeline_submit.FALLBACK_SENDER)
         # The report is stamped with the project commit it comes from.
         stamp = json.loads((tmp / "b4/source.json").read_text())

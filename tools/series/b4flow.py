@@ -597,6 +597,17 @@ def write_summary(jobs, out_dir, seconds, merged=(), stands=()):
     (out_dir / "b4.md").write_text("\n".join(lines) + "\n")
 
 
+def refused_as_blocked(job):
+    """Whether the job's only failure is the refusal at send of a series
+    blocked in the posting order (Flow.send): every step before passed. Not
+    a failure; a blocked series failing an earlier step (check, ...) is one."""
+    if not (job.blocked and job.steps):
+        return False
+    *before, (step, status, _, detail) = job.steps
+    return ((step, status) == ("send", "fail") and detail.startswith(f"refused: {job.posting}")
+            and all(s[1] == "pass" for s in before))
+
+
 def parse_identity(text):
     name, addr = email.utils.parseaddr(text)
     if not name or "@" not in addr:
@@ -633,7 +644,7 @@ def main(argv=None):
                 merged=args.merged)
     except series.SeriesError as err:  # FlowError too
         jobs = getattr(err, "jobs", [])
-        if jobs and all(j.blocked for j in jobs if j.failed):
+        if jobs and all(refused_as_blocked(j) for j in jobs if j.failed):
             # Refused to send while it waits for another series: not a failure.
             print("blocked, not failed: " + "; ".join(f"{j.name}: {j.posting}"
                                                       for j in jobs if j.failed))

@@ -5,11 +5,11 @@
 In the project cache ($PROJECT_CACHE, else ~/.cache/mqbypass): the
 worktrees and build directories, ws/ (the pinned base's, b4's, the mailing
 list's), ws-<digest>/ (a KERNEL_SRC repository's), ws-check/ (check
---build), kselftest/ (the installed selftests) and import.tmp.* (an
-interrupted import). The downloads, tarballs, base.git, ccache and the
-tools setup installed stay unless --all; base.git holding branches or
-worktrees of yours (series/*, a worktree outside the cache) stays even
-then, unless --force.
+--build), kselftest/ (the installed selftests, ci.devtest's in
+kselftest/dev/) and import.tmp.* (an interrupted import). The downloads,
+tarballs, base.git, ccache and the tools setup installed stay unless
+--all; base.git holding branches or worktrees of yours (series/*, a
+worktree outside the cache) stays even then, unless --force.
 
 In each kernel repository, REPO, $KERNEL_SRC and those a worktree in the
 cache belongs to: the worktrees registered there under the cache's ws*/
@@ -18,8 +18,11 @@ ci/* branches the pipeline's apply stage made. A ci/* branch holding
 commits the last apply did not make (branch.<name>.seriesApplied), or with
 no such record, is refused unless --force; one checked out in a worktree
 outside the cache always is. A deleted branch's tip is printed, to restore
-it with `git branch NAME TIP`. It refuses while a pipeline run holds the
-cache's lock; a dry run, which only reads, does not take it.
+it with `git branch NAME TIP`. The repositories inside ws*/ (b4's and the
+mailing list's work clones, ws/b4/repo and ws/mail/repo) are the
+tooling's, not kernel repositories of yours: they go with ws*/, branches
+and all. It refuses while a pipeline run holds the cache's lock; a dry
+run, which only reads, does not take it.
 
 Exit status: 0 done, 1 something refused (the rest done), 2 an error."""
 
@@ -116,17 +119,24 @@ def owner(worktree: Path) -> Path | None:
     return common.parent if common.name == ".git" else common
 
 
+def in_ws(path: Path, cache: Path) -> bool:
+    """A path inside one of the cache's ws*/ directories."""
+    try:
+        rel = path.resolve().relative_to(cache.resolve())
+    except ValueError:
+        return False
+    return len(rel.parts) > 1 and (rel.parts[0] == "ws" or rel.parts[0].startswith("ws-"))
+
+
 def ours(path: str, cache: Path) -> bool:
     """A worktree path the tooling makes: under the cache's ws*/, or check's
     temporary one (mqbypass-check-*/src)."""
     p = Path(path).resolve()
-    try:
-        rel = p.relative_to(cache.resolve())
-    except ValueError:
-        tmp = Path(tempfile.gettempdir()).resolve()
-        return p.parent.parent == tmp and p.parent.name.startswith("mqbypass-check-") \
-            and p.name == "src"
-    return len(rel.parts) > 1 and (rel.parts[0] == "ws" or rel.parts[0].startswith("ws-"))
+    if in_ws(p, cache):
+        return True
+    tmp = Path(tempfile.gettempdir()).resolve()
+    return p.parent.parent == tmp and p.parent.name.startswith("mqbypass-check-") \
+        and p.name == "src"
 
 
 def registered(repo: Path) -> list[tuple[Path, str, bool]]:
@@ -158,8 +168,9 @@ def branch_refusal(repo: Path, branch: str, tip: str) -> str:
 def plan_repo(repo: Path, cache: Path, force: bool) -> Repo:
     r = Repo(repo)
     outside: dict[str, Path] = {}
-    for path, branch, prunable in registered(repo):
-        if ours(str(path), cache) and (prunable or cache.resolve() in path.resolve().parents):
+    for i, (path, branch, prunable) in enumerate(registered(repo)):
+        made = ours(str(path), cache) and (prunable or cache.resolve() in path.resolve().parents)
+        if i and made:  # never the main working tree (the first): git cannot remove it
             r.worktrees.append(path)
         elif branch:
             outside[branch] = path
@@ -200,7 +211,12 @@ def make_plan(cache: Path, repos: list[str | Path], everything: bool, force: boo
     if (base / ".git").is_dir() or (base / "HEAD").is_file():
         found.append(repo_of(base))
     for repo in dict.fromkeys(found):
-        plan.repos.append(plan_repo(repo, cache, force))
+        # b4's and the mailing list's work clones (ws/b4/repo, ws/mail/repo)
+        # go with ws/, their worktrees and branches with them: they are no
+        # repository of yours (their main working tree is no worktree to
+        # remove, their ci/all came with the clone).
+        if not in_ws(repo, cache):
+            plan.repos.append(plan_repo(repo, cache, force))
     plan.remove = entries(cache, WORK)
     if everything:
         for p in entries(cache, KEPT):

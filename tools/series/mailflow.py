@@ -43,6 +43,7 @@ from dataclasses import dataclass, field
 from email.message import EmailMessage
 from pathlib import Path
 
+from common.cache import cache_dir
 from common.git import git_run
 from common.paths import ROOT
 from tools.series import b4flow
@@ -411,7 +412,7 @@ def run_all(tree, base_rev, out_dir, log=print, *, prefix="ci/", conf=None, iden
     out_dir = Path(out_dir)
     shutil.rmtree(out_dir, ignore_errors=True)
     out_dir.mkdir(parents=True)
-    work = Path(work or b4flow.CACHE / "ws/mail")
+    work = Path(work or cache_dir() / "ws/mail")
     if identity is None:
         identity = series.submitter_identity(tree)
     t0 = time.monotonic()
