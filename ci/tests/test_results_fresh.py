@@ -50,6 +50,8 @@ INPUTS = {
     # alone (tools/bench/bench.py --scenarios), and instruction counts of the
     # x86 test kernels under QEMU icount (tools/bench/icount.py).
     "bench-design": BENCH,
+    # The sink scenarios and the design cases in one run of the same command.
+    "bench-sinks": BENCH,
     "icount": ["patches", "tools/bench", "kernel"],
     "vm-debug": VM, "vm-kcsan": VM,
     "stable": STABLE,
@@ -63,6 +65,7 @@ INPUTS = {
 MODULES = {
     "bench": ["ci/pipeline_bench.py", "tools/bench/bench.py"],
     "bench-design": ["ci/pipeline_bench.py", "tools/bench/bench.py"],
+    "bench-sinks": ["ci/pipeline_bench.py", "tools/bench/bench.py"],
     "icount": ["tools/bench/icount.py", "ci/pipeline_tree.py"],
     "vm-debug": ["ci/pipeline_boot.py"], "vm-kcsan": ["ci/pipeline_boot.py"],
     "stable": ["ci/stable_vm.py", "tools/series/stable.py"],
@@ -70,7 +73,7 @@ MODULES = {
 }
 # Made from the kernels alone: the benchmark builds the base and patched
 # trees and runs tools/bench, no selftest of the series.
-KERNEL_ONLY = {"bench", "bench-design", "icount"}
+KERNEL_ONLY = {"bench", "bench-design", "bench-sinks", "icount"}
 SELFTESTS = "tools/testing/selftests/"
 
 
@@ -280,7 +283,7 @@ class ResultsFreshTest(unittest.TestCase):
                                 "selftests/fault-inject.sh", "kernel/configs/debug.config"],
                    "stable": ["ci/stable_vm.py", *matrix,
                               "tools/series/stable.py", "kernel/stable/6.1.env"]}
-        made_by["bench-design"] = made_by["bench"]
+        made_by["bench-design"] = made_by["bench-sinks"] = made_by["bench"]
         made_by["vm-kcsan"] = made_by["vm-debug"]
         for top, paths in made_by.items():
             covered = git(ROOT, "ls-files", "--", *inputs_of(ROOT, top)).stdout.split()
