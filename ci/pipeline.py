@@ -43,6 +43,7 @@ from ci.pipeline_host import HostStages
 from ci.pipeline_mail import MailStages
 from ci.pipeline_submit import SubmitStages
 from ci import report
+from common import logs
 from common.paths import ROOT
 from common.stamp import write_source_stamp
 from tools.series import series
@@ -184,6 +185,7 @@ class Pipeline(HostStages, CheckStages, SubmitStages, MailStages, BootStages, Be
         return 0 if ok else 1
 
 
+@logs.printed
 def main(argv=None):
     # Debian's python3 first: kernel scripts (spdxcheck, ynl, tdc) need the
     # modules setup-host.sh installs from Debian, not another python3 in PATH.

@@ -105,7 +105,7 @@ class BootStages(TreeStages):
         tree, patched = self.state.series_tree, self.state.patched_kernel
         outcome = run.run_matrix(
             {"base": self.state.base_kernel, "patched": patched},
-            self.results / "vm", bindir=self.state.programs, tree=tree, log=log,
+            self.results / "vm", bindir=self.state.programs, tree=tree,
             tdc_categories=expectations.TDC_ALL if whole else expectations.TDC_TEST_CATEGORIES,
             tdc_base_all=whole, controls_on_base=whole, iproute2=iproute2,
             timeout=VM_TIMEOUT["main" if whole else "test"],
@@ -149,7 +149,7 @@ class BootStages(TreeStages):
         finally:
             self.checkout(tree, self.state.tip)
         return run.run_matrix({NET_KERNEL: out}, self.results / f"vm-{NET_KERNEL}",
-                              bindir=self.state.programs, tree=tree, log=log, progs=NET_PROGS,
+                              bindir=self.state.programs, tree=tree, progs=NET_PROGS,
                               tdc_listed=(NET_KERNEL,), iproute2=iproute2)
 
     def run_no_callback_kernel(self) -> "judge.MatrixVerdict":
@@ -164,7 +164,7 @@ class BootStages(TreeStages):
         try:
             self.build(tree, out, f"build-{NO_CALLBACK}", ["W=1"])
             return run.run_matrix({NO_CALLBACK: out}, self.results / f"vm-{NO_CALLBACK}",
-                                  bindir=self.state.programs, tree=tree, log=log,
+                                  bindir=self.state.programs, tree=tree,
                                   progs=NO_CALLBACK_PROGS)
         finally:
             git(tree, "checkout", "-q", "--", ".", error=StageFailed)
@@ -192,7 +192,7 @@ class BootStages(TreeStages):
             outdir = self.results / f"vm-{cfg}"
             faults = cfg == "debug"
             res = run.run_matrix(
-                {"patched": out}, outdir, bindir=bindir, tree=tree, log=log,
+                {"patched": out}, outdir, bindir=bindir, tree=tree,
                 progs=progs, timeout=VM_DEBUG_TIMEOUT, churn_seconds=60,
                 before=(lambda shared_dir:
                         f"bash {ROOT}/selftests/fault-inject.sh {shared_dir} {bindir}")

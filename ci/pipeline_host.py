@@ -1,6 +1,7 @@
 """The host job: packages (setup), the C++ build (userspace), and the host
-tests: ctest from its JUnit output, the pipeline's own tests (ci/tests/), and
-the lint (shellcheck, clang-format, flake8, clang-tidy)."""
+tests: ctest from its JUnit output, the Python tests (each package's
+tests/: ci/, common/, kunit/, tools/series/), and the lint (shellcheck,
+clang-format, flake8, clang-tidy)."""
 
 import hashlib
 import os
@@ -158,9 +159,13 @@ class HostStages(StageSet):
             stage.cases.append(report.Case("host", "ctest", "fail",
                                            f"no test results in {junit}: {out[-500:]}"))
             ctest_text = "ctest: no results"
-        # From the top: the tests import ci, common, kunit and tools as packages.
-        pcode, pout = sh([sys.executable, "-m", "unittest", "discover", "-s", "ci/tests",
-                          "-t", ".", "-v"], self.logfile("host-tests"), cwd=ROOT, check=False)
+        # From the top: the tests import ci, common, kunit and tools as packages,
+        # and sit beside their package (ci/tests/, common/tests/, kunit/tests/,
+        # tools/series/tests/). Discovery enters only packages (directories
+        # with __init__.py), so not patches/, results or the kernel trees.
+        pcode, pout = sh([sys.executable, "-m", "unittest", "discover", "-s", ".", "-t", ".",
+                          "-p", "test_*.py", "-v"], self.logfile("host-tests"), cwd=ROOT,
+                         check=False)
         pm = re.search(r"Ran (\d+) tests?", pout)
         for line in pout.splitlines():
             mm = re.match(r"^(test\w+) \(([\w.]+)\).*\.\.\. (ok|FAIL|ERROR|skipped.*)$", line)

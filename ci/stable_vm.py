@@ -13,19 +13,22 @@ a matrix fails, naming the tree.
 """
 
 import argparse
+import logging
 import os
 import subprocess
 import sys
-from collections.abc import Callable
 from pathlib import Path
 
 from ci import kconfig_tree
 from ci.matrix import judge, run
+from common import logs
 from common.cache import cache_dir
 from common.programs import CXX_BUILD, read_programs
 from common.paths import ROOT
 from tools.series import series, stable
 from tools.series.stable import StableError
+
+logger = logging.getLogger(__name__)
 
 
 def unbuilt(progs: list[tuple[str, str]], bindir: Path = CXX_BUILD) -> list[str]:
@@ -37,7 +40,6 @@ def unbuilt(progs: list[tuple[str, str]], bindir: Path = CXX_BUILD) -> list[str]
 
 
 def build_and_boot(t: stable.Tree, info: dict[str, str], ws: Path, results: str | Path,
-                   log: Callable[[str], object] = print,
                    net: Path = stable.NET_PATCHES,
                    bindir: Path = CXX_BUILD) -> judge.MatrixVerdict:
     """Build the stable tree's base and patched (branch stable/<version>)
@@ -52,8 +54,8 @@ def build_and_boot(t: stable.Tree, info: dict[str, str], ws: Path, results: str 
                               info["BASE_TAG"])
     absent = stable.drop_absent_tdc(expect, progs, stable.tdc_ids(src, t.branch))
     if absent:
-        log(f"  tc-testing cases expectations.json lists that stable {t.version} does not have "
-            f"(no entry there): {', '.join(absent)}")
+        logger.info(f"  tc-testing cases expectations.json lists that stable {t.version} does "
+                    f"not have (no entry there): {', '.join(absent)}")
     try:
         frags = kconfig_tree.test_fragments(ws)
     except kconfig_tree.MissingFragments as e:
@@ -62,7 +64,7 @@ def build_and_boot(t: stable.Tree, info: dict[str, str], ws: Path, results: str 
     for label, rev in (("base", info["BASE_TAG"]), ("patched", t.branch)):
         series.git(src, "checkout", "-q", "-f", "--detach", rev)
         out = ws / f"stable-{t.version}" / f"build-x86-{label}"
-        log(f"  building stable {t.version} {label} ({rev}) in {out}")
+        logger.info(f"  building stable {t.version} {label} ({rev}) in {out}")
         res = subprocess.run(["bash", str(ROOT / "kernel/build.sh"), str(src), str(out),
                               "x86_64", *map(str, frags)], text=True, capture_output=True,
                              env={**os.environ, "KCONFIG_UNMET": str(kconfig_tree.UNMET)})
@@ -75,10 +77,11 @@ def build_and_boot(t: stable.Tree, info: dict[str, str], ws: Path, results: str 
         builds[label] = out
     # The tree's own selftests (run as @TREE@) are those of the stable tree.
     return run.run_matrix(builds, Path(results) / "vm", bindir=bindir, tree=src,
-                          log=log, expect=expect, progs=progs)
+                          expect=expect, progs=progs)
 
 
 @stable.reports_errors
+@logs.printed
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--pins", type=Path, default=stable.PINS,

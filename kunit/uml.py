@@ -37,7 +37,7 @@ SERIES_CONFIG = HERE / "series.kunitconfig"
 # Suites series.kunitconfig enables, by their kunit_suite name: a run of the
 # default configs that lacks one of them fails. Empty while the series adds
 # no suite (series.kunitconfig then sets no option); the two must agree
-# (ci/tests/test_checks.py).
+# (kunit/tests/test_uml.py).
 SERIES_SUITES = ("dummy",)
 # The suites net.kunitconfig enables in the base tree (NET_TEST,
 # NETDEV_ADDR_LIST_TEST), by their kunit_suite name: a run of it that lacks

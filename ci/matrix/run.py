@@ -1,6 +1,7 @@
 """run_matrix(): the selftest programs run in VMs booted on each kernel
 (the tree's kselftests installed first) and judged (judge.py)."""
 
+import logging
 import shutil
 from pathlib import Path
 
@@ -14,6 +15,8 @@ from common.cache import cache_dir
 from common.paths import ROOT
 from common.programs import CXX_BUILD, read_programs
 from common.stamp import write_source_stamp
+
+logger = logging.getLogger(__name__)
 
 
 def selftest_kernel(label):
@@ -36,7 +39,7 @@ def tdc_subset(expect, progs, label, labels, failing=(), listed=()):
     return f"TDC_IDS='{' '.join(ids)}' " if ids else ""
 
 
-def run_matrix(kernels, outdir, bindir=CXX_BUILD, tree="", timeout=1800, log=print,
+def run_matrix(kernels, outdir, bindir=CXX_BUILD, tree="", timeout=1800,
                expect=None, progs=None, churn_seconds=20, before=None, after=None,
                ksft_root=None, tdc_categories=TDC_STABLE_CATEGORIES, tdc_base_all=False,
                iproute2=None, tdc_timeout=900, tdc_listed=(), controls_on_base=True):
@@ -69,9 +72,9 @@ def run_matrix(kernels, outdir, bindir=CXX_BUILD, tree="", timeout=1800, log=pri
     ksft, install_note = "", ""
     if targets := kselftest_collections(progs, tests):
         root = ksft_root or cache_dir() / "kselftest" / Path(outdir).name
-        ksft, secs = install_kselftests(tree, root, targets, log)
+        ksft, secs = install_kselftests(tree, root, targets, logger.info)
         install_note = f"\nselftests installed ({' '.join(targets)}) in {secs:.0f} s: {ksft}"
-        log(install_note.strip())
+        logger.info(install_note.strip())
     runs, boot_cases, problems, listed_only = {}, [], [], []
     required, tdc_env = {}, ""
     if any(kind == "tdc" for _, kind in progs):
@@ -101,9 +104,9 @@ def run_matrix(kernels, outdir, bindir=CXX_BUILD, tree="", timeout=1800, log=pri
             not_run[label] = patched_only(expect, progs, list(kernels), runs.get("patched", {}))
             mine = [(p, k) for p, k in progs if p not in not_run[label]]
         only = (f" --only={','.join(p for p, _ in mine)}" if given or mine != progs else "")
-        log(f"  booting the {label} kernel (TCG) and running {len(mine)} program(s)"
-            + (f" (not rerun: {len(progs) - len(mine)} control program(s) that passed on "
-               "patched)" if mine != progs else ""))
+        logger.info(f"  booting the {label} kernel (TCG) and running {len(mine)} program(s)"
+                    + (f" (not rerun: {len(progs) - len(mine)} control program(s) that passed "
+                       "on patched)" if mine != progs else ""))
         if subset:
             listed_only.append(label)
             asked = set(subset.split("'")[1].split())
@@ -119,8 +122,8 @@ def run_matrix(kernels, outdir, bindir=CXX_BUILD, tree="", timeout=1800, log=pri
                    f"{after(shared_dir) + '; ' if after else ''}(exit $rc)")
         res = vm.run_vm(build, cmd, rwdir=shared_dir, timeout=timeout,
                         log_path=Path(outdir) / f"{label}-console.log")
-        log(f"    {label}: {res.reason()} after {res.seconds:.0f}s "
-            f"(console: {res.log_path})")
+        logger.info(f"    {label}: {res.reason()} after {res.seconds:.0f}s "
+                    f"(console: {res.log_path})")
         boot_cases.append(report.Case(f"vm.{label}", "boot and run", "pass" if res.ok else "fail",
                                       res.reason()))
         complete = res.ok and (shared_dir / "complete").is_file()

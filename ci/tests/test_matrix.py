@@ -537,7 +537,6 @@ class RunMatrixTest(unittest.TestCase):
                     shutil.copytree(DATA / scenario / label, Path(tmp) / label)
                     (Path(tmp) / label / "complete").write_text("done\n")
             return run.run_matrix(kernels, tmp, bindir="/nonexistent", tree="",
-                                  log=lambda *_: None,
                                   expect=expect or expectations(), progs=PROGS, **kw)
 
     def control_expectations(self):

@@ -11,7 +11,7 @@ from unittest import mock
 
 from ci import pipeline, pipeline_tree
 from ci.pipeline_common import Stage
-from ci.tests.test_series import Workspace, git, make_base
+from tools.series.tests.test_series import Workspace, git, make_base
 from tools.series import series
 
 

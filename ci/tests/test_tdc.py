@@ -370,7 +370,7 @@ class RunMatrixTdcTest(unittest.TestCase):
                 "shows": {k: {"extack": "exited with 2"} for k in LABELS}})}
             out = run.run_matrix(
                 {label: Path(tmp) / label for label in LABELS}, Path(tmp) / "out",
-                bindir="/nonexistent", tree=str(Path(tmp) / "tree"), log=lambda *_: None,
+                bindir="/nonexistent", tree=str(Path(tmp) / "tree"),
                 expect=expect, progs=PROGS, tdc_categories=categories, tdc_base_all=base_all,
                 iproute2="/ip2/bin")
         return out, commands

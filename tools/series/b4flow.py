@@ -42,6 +42,7 @@ import argparse
 import email
 import email.utils
 import json
+import logging
 import mailbox
 import os
 import re
@@ -54,10 +55,13 @@ from dataclasses import asdict, dataclass, field
 from email.message import EmailMessage
 from pathlib import Path
 
+from common import logs
 from common.cache import cache_dir
 from common.git import git_ok
 from tools.series.checks import source
 from tools.series import series
+
+logger = logging.getLogger(__name__)
 
 MAGIC = "--- b4-submit-tracking ---"  # b4's marker in its cover commit
 ANSI_RE = re.compile(r"\x1b\[[0-9;]*m")
@@ -149,11 +153,11 @@ def reply_with_trailer(patch_file, who):
 
 
 class Flow:
-    def __init__(self, src, base, out, work, identity, conf, prefix, log=print,
+    def __init__(self, src, base, out, work, identity, conf, prefix,
                  check_cmd=None, to_cmd=None, cc_cmd=None, merged=()):
         self.src, self.out, self.work = Path(src), Path(out), Path(work)
         self.merged = list(merged)  # series merged into the tree of those building on them
-        self.identity, self.conf, self.prefix, self.log = identity, conf, prefix, log
+        self.identity, self.conf, self.prefix = identity, conf, prefix
         self.role = (conf["SERIES_AUTHOR_NAME"], conf["SERIES_AUTHOR_EMAIL"])
         self.check_cmd, self.to_cmd, self.cc_cmd = check_cmd, to_cmd, cc_cmd
         self.repo, self.rt = self.work / "repo", self.work / "roundtrip"
@@ -504,11 +508,11 @@ class Flow:
         except FlowError as err:
             job.steps.append([name, "fail", round(time.monotonic() - t0, 1), err.detail])
             job.failed = str(err)
-            self.log(f"  {err}")
+            logger.info(f"  {err}")
             raise
         secs = time.monotonic() - t0
         job.steps.append([name, "pass", round(secs, 1), detail])
-        self.log(f"  [{job.name}] {name}: ok in {secs:.1f}s: {detail}")
+        logger.info(f"  [{job.name}] {name}: ok in {secs:.1f}s: {detail}")
 
     def run_series(self, job, done, exercise=True):
         self.step(job, "prep", self.prep)
@@ -522,7 +526,7 @@ class Flow:
                                              "Reviewed-by: (trailer exercise, not a review)"])
 
 
-def run_all(tree, base_rev, out_dir, log=print, *, prefix="ci/", conf=None, identity=None,
+def run_all(tree, base_rev, out_dir, *, prefix="ci/", conf=None, identity=None,
             work=None, exercise=True, check_cmd=None, to_cmd=None, cc_cmd=None, merged=(),
             stands=None):
     """Every workspace series of `tree` through b4 (see the module doc), in
@@ -547,17 +551,17 @@ def run_all(tree, base_rev, out_dir, log=print, *, prefix="ci/", conf=None, iden
             identity = series.submitter_identity(tree)
         except series.SeriesError as err:
             raise FlowError("*", "identity", str(err)) from None
-    flow = Flow(tree, base_rev, out_dir, work or cache_dir() / "ws/b4", identity, conf, prefix, log,
+    flow = Flow(tree, base_rev, out_dir, work or cache_dir() / "ws/b4", identity, conf, prefix,
                 check_cmd, to_cmd, cc_cmd, merged)
     shutil.rmtree(out_dir, ignore_errors=True)
     out_dir.mkdir(parents=True)
     flow.setup()
-    log(f"==> b4: {identity[0]} <{identity[1]}> sending; work clone {flow.repo} ready in "
-        f"{time.monotonic() - t0:.0f}s")
+    logger.info(f"==> b4: {identity[0]} <{identity[1]}> sending; work clone {flow.repo} ready in "
+                f"{time.monotonic() - t0:.0f}s")
     jobs, done = flow.jobs(), {}
-    log("==> b4: posting order: " + "; ".join(f"{j.name}: {j.posting}" for j in jobs))
+    logger.info("==> b4: posting order: " + "; ".join(f"{j.name}: {j.posting}" for j in jobs))
     for job in jobs:
-        log(f"==> b4: {job.name} (v{job.version}, {job.workspace})")
+        logger.info(f"==> b4: {job.name} (v{job.version}, {job.workspace})")
         try:
             flow.run_series(job, done, exercise)
         except FlowError as err:
@@ -615,6 +619,7 @@ def parse_identity(text):
     return name, addr
 
 
+@logs.printed
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     sub = ap.add_subparsers(dest="cmd", required=True)

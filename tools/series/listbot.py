@@ -25,6 +25,7 @@ import email
 import email.policy
 import email.utils
 import hashlib
+import logging
 import os
 import re
 import time
@@ -36,6 +37,8 @@ from typing import Protocol, cast
 
 from common.git import git, git_bytes
 from tools.series.checks import patchwork, runner
+
+logger = logging.getLogger(__name__)
 
 BOT = ("mqbypass bot", "bot@mqbypass.invalid")
 PATCH_RE = re.compile(r"^\s*\[(?P<prefix>[^\]]*\bPATCH\b[^\]]*)\]\s*(?P<title>.*)$", re.I)
@@ -136,12 +139,11 @@ class Bot:
     def __init__(self, archive: Archive, worktree: str | Path, tips: dict[str, str],
                  post: Callable[[EmailMessage], object], *, known: dict[str, str] | None = None,
                  build: dict[str, patchwork.Result] | None = None, grace: float = 5.0,
-                 log: Callable[[str], object] = print,
                  address: str = "netdev@mqbypass.invalid") -> None:
         self.archive, self.worktree, self.tips, self.post = archive, Path(worktree), tips, post
         self.known = known or {}
         self.build = build or {}  # patch subject -> patchwork.Result of the checks stage
-        self.grace, self.log, self.address = grace, log, address
+        self.grace, self.address = grace, address
         self.seen: set[str] = set()  # archive commits read
         self.mails: dict[str, Mail] = {}  # msgid -> Mail
         self.pending: dict[str, float] = {}  # cover msgid -> first seen (monotonic)
@@ -232,7 +234,7 @@ class Bot:
         rep = Report(kind, root or to, subject, text, ok, list(patches),
                      clean_id(msg["Message-ID"]))
         self.reports.append(rep)
-        self.log(f"  bot: {kind} reply to <{to or '-'}>: {text.splitlines()[2]}")
+        logger.info(f"  bot: {kind} reply to <{to or '-'}>: {text.splitlines()[2]}")
         return rep
 
     def malformed(self, mail: Mail) -> Report:
@@ -318,7 +320,7 @@ class Bot:
         self.git("checkout", "-q", "-f", "--detach", commit)
         # Applied from a mail: the committer is the bot, only the author signs.
         ctx = runner.Context(tree_name=tree, known=self.known, committer_signs=False,
-                             crash_fails=True, log=self.log)
+                             crash_fails=True)
         report = patchwork.PatchReport(0, tree, commit, "")
         results = runner.check_patch(self.worktree, report, ctx, CHECKS).results
         self.cache[key] = results

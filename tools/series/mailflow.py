@@ -33,6 +33,7 @@ import email.policy
 import email.utils
 import gzip
 import json
+import logging
 import os
 import re
 import shutil
@@ -43,6 +44,7 @@ from dataclasses import dataclass, field
 from email.message import EmailMessage
 from pathlib import Path
 
+from common import logs
 from common.cache import cache_dir
 from common.git import git_run
 from common.paths import ROOT
@@ -51,6 +53,8 @@ from tools.series.checks import source
 from tools.series import listbot
 from tools.series import mlist
 from tools.series import series
+
+logger = logging.getLogger(__name__)
 
 LIST_ADDRESS = "netdev@mqbypass.invalid"
 TESTER = ("List Tester", "tester@mqbypass.invalid")
@@ -77,9 +81,9 @@ class MailflowResult:
 
 
 class MailFlow(b4flow.Flow):
-    def __init__(self, src, base, out, work, identity, conf, prefix, log, merged, lst,
+    def __init__(self, src, base, out, work, identity, conf, prefix, merged, lst,
                  build=None, known=None):
-        super().__init__(src, base, out, work, identity, conf, prefix, log, merged=merged)
+        super().__init__(src, base, out, work, identity, conf, prefix, merged=merged)
         self.list, self.build, self.known = lst, build or {}, known or {}
         self.scratch = self.work / "scratch"
         self.gitconfig = self.scratch / "gitconfig"
@@ -304,7 +308,7 @@ class MailFlow(b4flow.Flow):
                 tips["net-next"] = j.start
         self.bot = listbot.Bot(self.list.archive(), self.bot_worktree(), tips,
                                lambda msg: self.list.send(msg, listbot.BOT[1]),
-                               known=self.known, build=self.build, log=self.log,
+                               known=self.known, build=self.build,
                                address=LIST_ADDRESS)
         self.bot.tips_text = ", ".join(f"{k} at {v[:12]}" for k, v in tips.items())
 
@@ -403,7 +407,7 @@ class MailFlow(b4flow.Flow):
                 "lost": lost}
 
 
-def run_all(tree, base_rev, out_dir, log=print, *, prefix="ci/", conf=None, identity=None,
+def run_all(tree, base_rev, out_dir, *, prefix="ci/", conf=None, identity=None,
             work=None, merged=(), build=None, smtp_port=None, http_port=None):
     """The loop (module doc) for every workspace series of `tree`; writes
     out_dir/mail.md, mail.json, the bot's replies and the range-diffs. Returns
@@ -417,8 +421,8 @@ def run_all(tree, base_rev, out_dir, log=print, *, prefix="ci/", conf=None, iden
         identity = series.submitter_identity(tree)
     t0 = time.monotonic()
     known = source.load_known_commits(ROOT / "kernel/known-commits.txt")
-    with mlist.List(work / "list", LIST_ADDRESS, smtp_port, http_port, log=log) as lst:
-        flow = MailFlow(tree, base_rev, out_dir, work, identity, conf, prefix, log, merged, lst,
+    with mlist.List(work / "list", LIST_ADDRESS, smtp_port, http_port) as lst:
+        flow = MailFlow(tree, base_rev, out_dir, work, identity, conf, prefix, merged, lst,
                         build=build, known=known)
         flow.write_config()
         shutil.copy(flow.gitconfig, out_dir / "gitconfig")
@@ -430,19 +434,19 @@ def run_all(tree, base_rev, out_dir, log=print, *, prefix="ci/", conf=None, iden
             except b4flow.FlowError as err:
                 job.failed = str(err)
         flow.start_bot(jobs)
-        log(f"==> mail: list {LIST_ADDRESS} at smtp {mlist.LOOPBACK}:{lst.smtp_port}, archive "
-            f"{lst.url}/; bot on {flow.bot.tips_text}")
+        logger.info(f"==> mail: list {LIST_ADDRESS} at smtp {mlist.LOOPBACK}:{lst.smtp_port}, "
+                    f"archive {lst.url}/; bot on {flow.bot.tips_text}")
         for job in jobs:
             if job.failed:
                 continue
-            log(f"==> mail: {job.name}")
+            logger.info(f"==> mail: {job.name}")
             try:
                 flow.run_series(job, done)
             except (b4flow.FlowError, mlist.ListError) as err:
                 job.failed = job.failed or str(err)
             except Exception as err:  # a bug here fails the series, the list still stops
                 job.failed = f"[{job.name}] {type(err).__name__}: {err}"
-                log(f"  {job.failed}")
+                logger.info(f"  {job.failed}")
             done[job.name] = job
         outcome = MailflowResult(jobs)
         try:
@@ -490,6 +494,7 @@ def write_report(outcome, out_dir, seconds):
     (out_dir / "mail.md").write_text("\n".join(lines) + "\n")
 
 
+@logs.printed
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("tree", help="kernel tree with the workspace series branches")

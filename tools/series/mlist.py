@@ -22,6 +22,7 @@ import argparse
 import asyncio
 import email
 import email.policy
+import logging
 import os
 import signal
 import smtplib
@@ -29,13 +30,14 @@ import socket
 import subprocess
 import sys
 import time
-from collections.abc import Callable
 from email.message import EmailMessage
 from pathlib import Path
 from typing import Any, Literal
 
 from common.git import git_bytes, git_run
 from common.paths import ROOT
+
+logger = logging.getLogger(__name__)
 
 LOOPBACK = "127.0.0.1"
 INBOX = "all"
@@ -181,9 +183,9 @@ class List:
     """The list's servers (see the module doc) under `root`, for `address`."""
 
     def __init__(self, root: str | Path, address: str, smtp_port: int | None = None,
-                 http_port: int | None = None, log: Callable[[str], object] = print,
+                 http_port: int | None = None,
                  timeout: float = START_TIMEOUT) -> None:
-        self.root, self.address, self.log, self.timeout = Path(root), address, log, timeout
+        self.root, self.address, self.timeout = Path(root), address, timeout
         self.smtp_port, self.http_port = smtp_port, http_port
         self.inbox = self.root / "inbox"
         self.spool = self.root / "spool"
@@ -219,7 +221,7 @@ class List:
                                     stdin=subprocess.DEVNULL, start_new_session=True, cwd=cwd)
         self.procs[name] = proc
         wait_port(port, name, proc, self.timeout, log_path)
-        self.log(f"  {name} answering on {LOOPBACK}:{port} (pid {proc.pid})")
+        logger.info(f"  {name} answering on {LOOPBACK}:{port} (pid {proc.pid})")
 
     def __enter__(self) -> "List":
         try:

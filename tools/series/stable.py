@@ -20,6 +20,7 @@ import argparse
 import copy
 import functools
 import json
+import logging
 import os
 import re
 import shutil
@@ -30,11 +31,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, ParamSpec
 
+from common import logs
 from common.cache import cache_dir
 from common.git import git_ok, git_run
 from common.paths import ROOT
 from common.programs import PROGRAMS_TXT, read_programs
 from tools.series import series
+
+logger = logging.getLogger(__name__)
 
 PINS = ROOT / "kernel" / "stable"
 NET_PATCHES = ROOT / "patches" / "net"
@@ -186,8 +190,8 @@ def am(worktree: str | Path, patch: str | Path,
                    str(patch), env=series.role_env(conf))
 
 
-def apply_stable(tree_version: str, worktree: str | Path, log: Callable[[str], object] = print,
-                 base: str | None = None, pins: str | Path = PINS, net: str | Path = NET_PATCHES,
+def apply_stable(tree_version: str, worktree: str | Path, base: str | None = None,
+                 pins: str | Path = PINS, net: str | Path = NET_PATCHES,
                  conf: dict[str, str] | None = None) -> Applied:
     """Apply the net fixes (net_fixes(), as posted) to a pinned stable tree on
     branch stable/<version> of `worktree` (a worktree of the repository
@@ -211,7 +215,7 @@ def apply_stable(tree_version: str, worktree: str | Path, log: Callable[[str], o
     series.git(worktree, "checkout", "-q", "-f", "-B", t.branch, base)
     done = Applied(t.version, base, t.branch)
     for p in fixes:
-        log(f"  applying [stable {t.version}] {p.parent.name}/{p.name}")
+        logger.info(f"  applying [stable {t.version}] {p.parent.name}/{p.name}")
         res = am(worktree, p, conf)
         if res.returncode:
             conflicts = [ln.strip() for ln in res.stdout.splitlines() if ln.startswith("CONFLICT")]
@@ -229,8 +233,7 @@ def apply_stable(tree_version: str, worktree: str | Path, log: Callable[[str], o
     return done
 
 
-def fetch_import(t: Tree, log: Callable[[str], object] = print,
-                 env: dict[str, str] | None = None) -> dict[str, str]:
+def fetch_import(t: Tree, env: dict[str, str] | None = None) -> dict[str, str]:
     """Fetch and import a pinned tree (both cached). Returns the BASE_* keys
     of kernel/fetch-base.sh and kernel/import-base.sh."""
     env = {**os.environ, **(env or {})}
@@ -240,7 +243,7 @@ def fetch_import(t: Tree, log: Callable[[str], object] = print,
         res = subprocess.run(["bash", str(ROOT / "kernel" / script), *map(str, args)],
                              env=env, text=True, capture_output=True)
         for line in res.stderr.splitlines():
-            log(f"    {line}")
+            logger.info(f"    {line}")
         if res.returncode:
             raise StableError(f"stable {t.version}: kernel/{script} failed (exit "
                               f"{res.returncode})")
@@ -250,8 +253,8 @@ def fetch_import(t: Tree, log: Callable[[str], object] = print,
     run("import-base.sh", info["BASE_PACKAGE"], info["BASE_VERSION"], info["BASE_TARBALL"],
         info["BASE_TARBALL_SHA256"])
     if info.get("BASE_PINNED") != "yes":
-        log(f"  WARNING: stable {t.version}: pinned {t.env['BASE_PACKAGE']} "
-            f"{t.env['BASE_VERSION']} unavailable, using {info['BASE_VERSION']}")
+        logger.warning(f"  WARNING: stable {t.version}: pinned {t.env['BASE_PACKAGE']} "
+                       f"{t.env['BASE_VERSION']} unavailable, using {info['BASE_VERSION']}")
     return info
 
 
@@ -386,6 +389,7 @@ def reports_errors(main: Callable[P, int]) -> Callable[P, int]:
 
 
 @reports_errors
+@logs.printed
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--pins", type=Path, default=PINS, help="pin files (default %(default)s)")

@@ -72,8 +72,7 @@ class ServerTest(unittest.TestCase):
         with socket.socket() as s:
             s.bind((mlist.LOOPBACK, 0))
             s.listen()
-            lst = mlist.List(root / "l", "list@x.invalid", smtp_port=s.getsockname()[1],
-                             log=lambda m: None)
+            lst = mlist.List(root / "l", "list@x.invalid", smtp_port=s.getsockname()[1])
             with self.assertRaisesRegex(mlist.ListError, "smtp: port .* in use"):
                 lst.__enter__()
         self.assertEqual(lst.procs, {})
@@ -83,7 +82,7 @@ class ServerTest(unittest.TestCase):
         root = tmpdir(self)
         procs = []
         with self.assertRaises(RuntimeError):
-            with mlist.List(root / "l", "list@x.invalid", log=lambda m: None) as lst:
+            with mlist.List(root / "l", "list@x.invalid") as lst:
                 procs = list(lst.procs.values())
                 msg = EmailMessage()
                 msg["From"], msg["To"], msg["Subject"] = "a <a@x.invalid>", lst.address, "hi"
@@ -196,7 +195,7 @@ class BotTest(unittest.TestCase):
         git(self.tree, "checkout", "-q", "--detach", self.base)
         self.archive, self.posted = FakeArchive(), []
         self.bot = listbot.Bot(self.archive, self.tree, {"net-next": self.base},
-                               self.posted.append, grace=0.2, log=lambda m: None)
+                               self.posted.append, grace=0.2)
 
     def mail(self, subject, msgid, body, parent=None):
         m = EmailMessage()

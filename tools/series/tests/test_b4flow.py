@@ -94,10 +94,9 @@ class B4FlowTest(unittest.TestCase):
                      "to_cmd": script(cls.tmp, "to", "echo 'Maint One <m1@example.org>'\n"),
                      "cc_cmd": script(cls.tmp, "cc", "echo netdev@vger.kernel.org\n")}
         cls.out = cls.tmp / "out"
-        cls.logs = []
         # As after net/fix is merged into net-next: both series can be posted.
         cls.jobs = {j.name: j for j in b4flow.run_all(
-            cls.src, "base", cls.out, cls.logs.append, prefix=PREFIX, conf=CONF,
+            cls.src, "base", cls.out, prefix=PREFIX, conf=CONF,
             identity=SENDER, work=cls.tmp / "work", merged=["net/fix"], **cls.stubs)}
         cls.repo = cls.tmp / "work/repo"
 
@@ -107,7 +106,7 @@ class B4FlowTest(unittest.TestCase):
     def flow(self, identity=SENDER, **kw):
         work = Path(tempfile.mkdtemp(dir=self.tmp))
         return b4flow.Flow(self.src, "base", work / "out", work / "work", identity, CONF,
-                           PREFIX, log=lambda m: None, **{**self.stubs, **kw})
+                           PREFIX, **{**self.stubs, **kw})
 
     def merge_commit(self):
         """The base with net/fix merged, which net-next/feat was posted on."""

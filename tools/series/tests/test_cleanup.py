@@ -12,7 +12,7 @@ import subprocess
 from pathlib import Path
 from unittest import mock
 
-from ci.tests.test_series import Workspace, git, make_base
+from tools.series.tests.test_series import Workspace, git, make_base
 from tools.series import cleanup, series
 
 QUIET = {"log": lambda m: 0}

@@ -9,7 +9,7 @@ import re
 import subprocess
 import unittest
 
-from ci.tests.test_series import Workspace, git, make_base
+from tools.series.tests.test_series import Workspace, git, make_base
 from tools.series import series
 from tools.series.checks import source
 

@@ -82,7 +82,7 @@ class StableTest(unittest.TestCase):
         shutil.rmtree(self.tmp)
 
     def apply(self, **kw):
-        return stable.apply_stable("1.0", self.repo, log=lambda m: None, pins=self.pins,
+        return stable.apply_stable("1.0", self.repo, pins=self.pins,
                                    net=self.net, conf=CONF, **kw)
 
     def add_fix(self, name, edits, subject, new=()):
@@ -364,7 +364,7 @@ class PinTest(unittest.TestCase):
             bindir = Path(tmp) / "cxx"
             with self.assertRaises(stable.StableError) as cm:
                 stable_vm.build_and_boot(t, {"BASE_REPO": tmp, "BASE_TAG": "t"}, Path(tmp),
-                                         Path(tmp) / "results", log=lambda *_: None,
+                                         Path(tmp) / "results",
                                          bindir=bindir)
             self.assertIn(f"stable 6.12: no {bindir}/selftests/qdisc_bypass: build the C++ "
                           "programs first", str(cm.exception))
@@ -377,7 +377,7 @@ class PinTest(unittest.TestCase):
             # Without the tree's selftest fragments (the apply stage's) nothing builds.
             with self.assertRaises(stable.StableError) as cm:
                 stable_vm.build_and_boot(t, {"BASE_REPO": tmp, "BASE_TAG": "t"}, Path(tmp),
-                                         Path(tmp) / "results", log=lambda *_: None,
+                                         Path(tmp) / "results",
                                          bindir=bindir)
             self.assertIn("stable 6.12: no ", str(cm.exception))
             self.assertIn("the pipeline's apply stage writes", str(cm.exception))
@@ -388,7 +388,7 @@ class PinTest(unittest.TestCase):
                 kconfig_tree.fragment_path(Path(tmp), coll).write_text("CONFIG_NET=y\n")
             with self.assertRaises(stable.StableError) as cm:
                 stable_vm.build_and_boot(t, {"BASE_REPO": tmp, "BASE_TAG": "t"}, Path(tmp),
-                                         Path(tmp) / "results", log=lambda *_: None,
+                                         Path(tmp) / "results",
                                          bindir=bindir)
             cmd = stable_vm.subprocess.run.call_args.args[0]
             self.assertEqual([Path(c).name for c in cmd[5:]],
