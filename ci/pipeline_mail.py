@@ -6,7 +6,7 @@ archive with the workspace's tree, a Reviewed-by: reply collected with
 series with its per-patch checks, and the bad input the bot must name
 (results/mailing-list/mail.md)."""
 
-from ci.pipeline_common import BRANCH_PREFIX, WS, StageFailed, log
+from ci.pipeline_common import BRANCH_PREFIX, WS, StageFailed
 from ci.pipeline_submit import sender
 from ci.pipeline_tree import TreeStages
 from tools.series import mailflow
@@ -27,7 +27,7 @@ class MailStages(TreeStages):
                  if "build" in r.results}
         try:
             out = mailflow.run_all(tree, self.state.base["BASE_TAG"],
-                                   self.results / "mailing-list", log, prefix=BRANCH_PREFIX,
+                                   self.results / "mailing-list", prefix=BRANCH_PREFIX,
                                    identity=identity, work=WS / "mail", merged=prerequisites,
                                    build=build)
         except (mlist.ListError, series.SeriesError) as err:

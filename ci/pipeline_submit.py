@@ -57,7 +57,7 @@ class SubmitStages(TreeStages):
         prerequisites = sorted({s.depends for s in all_series if s.depends})
         try:
             jobs = b4flow.run_all(tree, self.state.base["BASE_TAG"],
-                                  self.results / "b4", log, prefix=BRANCH_PREFIX,
+                                  self.results / "b4", prefix=BRANCH_PREFIX,
                                   identity=identity, merged=prerequisites, stands=())
             failed = None
         except b4flow.FlowError as err:

@@ -188,7 +188,8 @@ class SubmissionTest(unittest.TestCase):
         p = pipeline.Pipeline("test", tmp)
         handed_on(p, "submission", tmp, series_tree=tmp / "tree", base={"BASE_TAG": "base/x"})
         stage = pipeline.Stage("submission")
-        with mock.patch.object(pipeline_submit.b4flow, "run_all", return_value=[]) as run_all, \
+        with mock.patch.object(pipeline_submit.b4flow, "run_all", autospec=True,
+                               return_value=[]) as run_all, \
                 mock.patch.object(pipeline_submit.series, "submitter_identity",
                                   side_effect=pipeline_submit.series.SeriesError("unset")), \
                 contextlib.redirect_stdout(io.StringIO()):

@@ -294,7 +294,8 @@ class StageTest(unittest.TestCase):
         handed_on(p, "mailing_list", tmp, series_tree=tmp / "tree", base={"BASE_TAG": "base/x"},
                   **({"patch_reports": reports} if reports is not None else {}))
         stage = pipeline.Stage("mailing-list")
-        with mock.patch.object(pipeline_mail.mailflow, "run_all", return_value=outcome,
+        with mock.patch.object(pipeline_mail.mailflow, "run_all", autospec=True,
+                               return_value=outcome,
                                side_effect=error), \
                 mock.patch.object(pipeline_mail.series, "submitter_identity",
                                   return_value=("Sam", "sam@x.invalid")), \
