@@ -168,9 +168,8 @@ def branch_refusal(repo: Path, branch: str, tip: str) -> str:
 def plan_repo(repo: Path, cache: Path, force: bool) -> Repo:
     r = Repo(repo)
     outside: dict[str, Path] = {}
-    for i, (path, branch, prunable) in enumerate(registered(repo)):
-        made = ours(str(path), cache) and (prunable or cache.resolve() in path.resolve().parents)
-        if i and made:  # never the main working tree (the first): git cannot remove it
+    for path, branch, prunable in registered(repo):
+        if ours(str(path), cache) and (prunable or cache.resolve() in path.resolve().parents):
             r.worktrees.append(path)
         elif branch:
             outside[branch] = path
