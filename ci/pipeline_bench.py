@@ -21,7 +21,8 @@ from common.stamp import write_source_stamp
 from ci.pipeline_common import CONFIGS, BuildProgress, StageFailed, log, sh
 from ci.pipeline_tree import TreeStages
 from ci import report
-from tools.bench.bench_config import ICOUNT_GUARDS, ICOUNT_PATH_GUARDS, passing_guard
+from tools.bench.bench_config import (ICOUNT_GUARDS, ICOUNT_LLTX_GUARD, ICOUNT_PATH_GUARDS,
+                                      passing_guard)
 
 
 # The previous design of the dummy series' per-queue counters (not lltx, counters under
@@ -42,11 +43,11 @@ def icount_cases(guards):
                         f"{g['why']}: {g['verdict']}") for g in guards]
 
 
-def negative_caught(guards):
-    """(caught, why): caught when every path guard is not met because B has
-    more instructions than its bound allows (not for want of runs)."""
+def negative_caught(guards, keys=ICOUNT_PATH_GUARDS):
+    """(caught, why): caught when every guard named in keys is not met because
+    B has more instructions than its bound allows (not for want of runs)."""
     judged = {g["key"]: g for g in guards}
-    missed = [k for k in ICOUNT_PATH_GUARDS
+    missed = [k for k in keys
               if k not in judged or judged[k]["ratio"] is None
               or judged[k]["ratio"] <= judged[k]["hi"]]
     why = "; ".join(f"{g['key']} {g['verdict']} ({g['why']})" for g in guards)
@@ -98,9 +99,10 @@ class BenchStages(TreeStages):
     def stage_icount(self, stage):
         """The main command boots every kernel (the counter designs' dummy
         modules built out of tree on the patched build) twice with every
-        row; the test command boots base and patched once each with the
-        guards' rows (every boot on one clocksource: icount.CLOCKSOURCE).
-        Then the negative-control kernel, whose path guards must fail."""
+        row; the test command boots base, lock and patched once each with
+        the guards' rows (every boot on one clocksource: icount.CLOCKSOURCE).
+        The lock design, not lltx, must fail the lltx guard; then the
+        negative-control kernel, whose path guards must fail."""
         from tools.bench import icount  # noqa: PLC0415
         full = self.mode == "main"
         out = self.results / "icount"
@@ -108,14 +110,15 @@ class BenchStages(TreeStages):
         self.checkout(tree, tip)
         kernels, modules = {"base": (self.state.base_kernel, None)}, {}
         try:
-            if full:
-                for label, patch in (("lock", LOCK_VARIANT), ("atomic-ext", None)):
-                    ko = icount.build_dummy_module(
-                        patched, tree, tip, self.state.ws / "series/icount-modules" / label,
-                        patch, log_path=self.logfile(f"icount-module-{label}"))
-                    kernels[label] = (patched, str(ko))
-                    modules[label] = icount.module_note("the series", tip, patch and
-                                                        patch.relative_to(ROOT))
+            # The lock design (not lltx) always: the lltx guard's negative control.
+            variants = [("lock", LOCK_VARIANT)] + ([("atomic-ext", None)] if full else [])
+            for label, patch in variants:
+                ko = icount.build_dummy_module(
+                    patched, tree, tip, self.state.ws / "series/icount-modules" / label,
+                    patch, log_path=self.logfile(f"icount-module-{label}"))
+                kernels[label] = (patched, str(ko))
+                modules[label] = icount.module_note("the series", tip, patch and
+                                                    patch.relative_to(ROOT))
             kernels["patched"] = (patched, None)
             scenarios = list(icount.SCENARIOS) if full else icount.guard_scenarios()
             boots = 2 if full else 1
@@ -129,6 +132,12 @@ class BenchStages(TreeStages):
         log((out / "icount.md").read_text())
         guards = data["guards"]
         stage.cases.extend(icount_cases(guards))
+        lltx_caught, lltx_why = negative_caught(
+            icount.judge({"base": data["runs"]["base"], "patched": data["runs"]["lock"]},
+                         keys=(ICOUNT_LLTX_GUARD,)), keys=(ICOUNT_LLTX_GUARD,))
+        log(f"  icount lltx negative control (the lock design): {lltx_why}")
+        stage.cases.append(report.Case("icount", "lltx negative control (lock design)",
+                                       "pass" if lltx_caught else "fail", lltx_why))
         t0 = time.monotonic()
         caught, why = self.icount_negative_control(data["runs"]["base"])
         log(f"  icount negative control in {time.monotonic() - t0:.0f}s: {why}")
@@ -139,12 +148,14 @@ class BenchStages(TreeStages):
         not_met = [g.key for g in ICOUNT_GUARDS if judged.get(g.key) != "met"]
         stage.summary = (f"{len(ICOUNT_GUARDS) - len(not_met)}/{len(ICOUNT_GUARDS)} guards met; "
                          f"negative control ({ICOUNT_NEGATIVE.name}): "
-                         f"{'caught' if caught else 'MISSED'}; "
+                         f"{'caught' if caught else 'MISSED'}; lltx negative control "
+                         f"(lock design): {'caught' if lltx_caught else 'MISSED'}; "
                          f"report {out / 'icount.md'}")
-        if not_met or not caught:
+        if not_met or not caught or not lltx_caught:
             raise StageFailed(stage.summary
                               + (f"\nnot met: {', '.join(not_met)}" if not_met else "")
-                              + ("" if caught else f"\nnegative control: {why}"))
+                              + ("" if caught else f"\nnegative control: {why}")
+                              + ("" if lltx_caught else f"\nlltx negative control: {lltx_why}"))
 
     def icount_negative_control(self, base_runs):
         """ICOUNT_NEGATIVE applied to the series tree, built incrementally in

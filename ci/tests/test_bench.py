@@ -169,7 +169,9 @@ class BenchTest(unittest.TestCase):
             data, _, _ = bench.run(args, log=lambda m: None)
             md = (Path(tmp) / "out/bench.md").read_text()
         self.assertEqual([g["key"] for g in data["icount"]["guards"]],
-                         ["S2-restore", "S2-fresh", "S2-bypass", "S3"])
+                         ["S2-restore", "S2-fresh", "S2-bypass", "S3", "lltx"])
+        self.assertEqual([g["key"] for g in data["icount"]["reports"]],
+                         ["S2-floor", "S2-floor-base", "dummy-counters"])
         self.assertIn("## Beside the UML rows: instructions per packet (QEMU icount)", md)
         # UML: S3 1.10x, met (guard >= 0.97); icount: 2248.2 on both, met.
         self.assertRegex(md, r"\| S3 \| default dummy \(noqueue\), one sender: base -> patched "
@@ -583,6 +585,22 @@ class MoreRepetitionsTest(unittest.TestCase):
     def test_met_target_gets_none(self):
         runs, calls, added, _ = self.run_more([1.6, 1.61, 1.6, 1.62], 1.6, cap=10)
         self.assertEqual((len(runs), calls, added), (4, [], []))
+
+    def test_target_without_data_gets_none(self):
+        """A target whose scenarios were left out (--scenarios) has no data: no
+        repetitions for it (its verdict is not "inconclusive" for want of runs)."""
+        import argparse
+        from tools.bench import bench
+        c = next(c for c in bench.COMPARISONS if c.key == "S2-restore")
+        runs = [{"base": {"s1_nq_mq_xps": {"pps": 1e6}}} for _ in range(3)]
+        args = argparse.Namespace(repetitions=3, max_repetitions=7, devcost=False,
+                                  scenarios=["s1_nq_mq_xps"])
+        with mock.patch.object(bench, "run_repetitions") as reps, \
+                mock.patch.object(bench, "COMPARISONS", [c]):
+            added = bench.more_repetitions(args, {}, Path("/nonexistent"), runs, [],
+                                           lambda m: None)
+        self.assertEqual(added, [])
+        reps.assert_not_called()
 
     def test_inconclusive_guard_gets_none(self):
         # S3 (guard >= 0.97) straddling its bound: no more repetitions, it does not fail.

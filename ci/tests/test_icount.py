@@ -14,6 +14,7 @@ from pathlib import Path
 from unittest import mock
 
 from ci.matrix.vm import VmResult
+from common.paths import ROOT
 from tools.bench import bench_config, icount
 
 
@@ -104,6 +105,7 @@ class IcountTest(unittest.TestCase):
 # The record of c802371 (2 boots x 3 runs per kernel), kept as test data: the
 # cases below are built on its run counts, which a new record may change.
 RECORD = Path(__file__).resolve().parent / "data/icount/icount-c802371.json"
+CURRENT = ROOT / "Documentation/results/icount/icount.json"
 
 
 def recorded_runs():
@@ -126,7 +128,29 @@ class GuardTest(unittest.TestCase):
     def test_the_record_meets_every_guard(self):
         self.assertEqual(self.verdicts(recorded_runs()),
                          {"S2-restore": "met", "S2-fresh": "met", "S2-bypass": "met",
-                          "S3": "met"})
+                          "S3": "met", "lltx": "met"})
+
+    def test_the_lock_design_fails_the_lltx_guard(self):
+        """The lock design's runs (a 2-queue dummy that is not lltx) in the
+        patched kernel's place: not met; its counters alone are."""
+        # The project's record: its base boots ran on the tsc clocksource too
+        # (c802371's base on hpet, 27 instructions more per packet).
+        runs = json.loads(CURRENT.read_text())["runs"]
+        v = self.verdicts({"base": runs["base"], "patched": runs["lock"]}, keys=("lltx",))
+        self.assertEqual(v, {"lltx": "not met"})
+        v = self.verdicts({"base": runs["base"], "patched": runs["atomic-ext"]}, keys=("lltx",))
+        self.assertEqual(v, {"lltx": "met"})
+
+    def test_reports_have_no_verdict_of_a_guard(self):
+        runs = recorded_runs()
+        rows = icount.judge(runs, guards=bench_config.ICOUNT_REPORTS)
+        self.assertEqual({r["key"]: r["verdict"] for r in rows},
+                         {"S2-floor": "report", "S2-floor-base": "report",
+                          "dummy-counters": "report"})  # the record has no sink rows
+        floor = next(r for r in rows if r["key"] == "S2-floor")
+        self.assertGreater(floor["ratio"], 1.0)  # pfifo_fast costs more than noqueue
+        md = icount.guard_lines(rows, reports=True)
+        self.assertTrue(any(line.startswith("| S2-floor | patched: noqueue floor") for line in md))
 
     def test_three_per_mille_more_on_s3_is_not_met(self):
         v = self.verdicts(scaled(recorded_runs(), "patched", "q1_noqueue", 1.003))
@@ -176,13 +200,15 @@ class GuardTest(unittest.TestCase):
     def test_the_bound_is_stated_and_used(self):
         self.assertEqual(bench_config.ICOUNT_BOUND, 0.002)
         for g in bench_config.ICOUNT_GUARDS:
-            if g.key != "S2-restore":
+            if g.key not in ("S2-restore", "lltx"):
                 self.assertEqual((g.lo, g.hi), (0.998, 1.002), g.key)
+        lltx = next(g for g in bench_config.ICOUNT_GUARDS if g.key == "lltx")
+        self.assertEqual((lltx.lo, lltx.hi), (None, 1.008))
         self.assertEqual(icount.guard_scenarios(bench_config.ICOUNT_PATH_GUARDS),
                          ["q1_noqueue", "s2_pfifo_fast"])
         self.assertEqual(icount.guard_scenarios(),
-                         ["q1_noqueue", "s2_fq_codel_fresh", "s2_fq_codel_after_filter",
-                          "s2_pfifo_fast"])
+                         ["q2_start_xmit", "q1_noqueue", "s2_fq_codel_fresh",
+                          "s2_fq_codel_after_filter", "s2_pfifo_fast"])
 
     def test_report_shows_the_verdicts(self):
         data = json.loads(RECORD.read_text())

@@ -219,15 +219,15 @@ class IcountStageTest(unittest.TestCase):
     the kernel build standing in: what each would do is recorded."""
 
     def run_stage(self, mode="test", neg_extra=22.0, patched_extra=0.0, apply_code=0,
-                  neg_boot_fails=False, drop=None):
+                  neg_boot_fails=False, drop=None, lock_as="lock"):
         """The negative kernel runs the base's counts plus neg_extra per packet
         on every row; the patched kernel the record's plus patched_extra, the
-        row `drop` left out."""
+        row `drop` left out; the lock kernel the record's runs of lock_as."""
         self.calls, self.builds, self.shell, self.modules = [], [], [], []
 
         def fake_run(kernels, out, reps, boots, scenarios, log, modules):
             self.calls.append(("run", dict(kernels), reps, boots, list(scenarios)))
-            runs = recorded_runs({"base": "base", "patched": "patched"})
+            runs = recorded_runs({"base": "base", "lock": lock_as, "patched": "patched"})
             for boot in runs["patched"]:
                 for s in boot:
                     boot[s] = [v + patched_extra for v in boot[s]]
@@ -284,15 +284,29 @@ class IcountStageTest(unittest.TestCase):
         stage, err = self.run_stage()
         self.assertIsNone(err)
         _, kernels, reps, boots, scenarios = self.calls[0]
-        self.assertEqual(list(kernels), ["base", "patched"])
+        self.assertEqual(list(kernels), ["base", "lock", "patched"])
         self.assertEqual((reps, boots), (5, 1))
-        self.assertEqual(scenarios, ["q1_noqueue", "s2_fq_codel_fresh",
+        self.assertEqual(scenarios, ["q2_start_xmit", "q1_noqueue", "s2_fq_codel_fresh",
                                      "s2_fq_codel_after_filter", "s2_pfifo_fast"])
-        self.assertEqual(self.modules, [])
+        self.assertEqual(self.modules, [("lock", pipeline_bench.LOCK_VARIANT)])
         cases = {c.name: c.status for c in stage.cases}
         self.assertEqual(cases, {"S2-restore": "pass", "S2-fresh": "pass", "S2-bypass": "pass",
-                                 "S3": "pass", "negative control": "pass"})
-        self.assertIn("4/4 guards met; negative control", stage.summary)
+                                 "S3": "pass", "lltx": "pass",
+                                 "lltx negative control (lock design)": "pass",
+                                 "negative control": "pass"})
+        self.assertIn("5/5 guards met; negative control", stage.summary)
+        self.assertIn("lltx negative control (lock design): caught", stage.summary)
+
+    def test_a_lock_design_the_lltx_guard_misses_fails_the_stage(self):
+        """A lock kernel whose counts are the series' (lltx after all): missed."""
+        stage, err = self.run_stage(lock_as="atomic-ext")
+        self.assertIn("lltx negative control (lock design): MISSED", err)
+        self.assertEqual({c.name: c.status for c in stage.cases}
+                         ["lltx negative control (lock design)"], "fail")
+
+    def test_a_patched_dummy_taking_the_lock_fails_the_lltx_guard(self):
+        stage, err = self.run_stage(patched_extra=20.0)
+        self.assertIn("not met: S2-bypass, S3, lltx", err)
 
     def test_main_mode_boots_every_kernel_twice_on_every_row(self):
         _, err = self.run_stage("main")
@@ -328,12 +342,12 @@ class IcountStageTest(unittest.TestCase):
         # Seven instructions more on the patched kernel's every row: S3 and
         # S2-bypass beyond 0.2%, the restore still a saving.
         stage, err = self.run_stage(patched_extra=7.0)
-        self.assertIn("2/4 guards met", err)
+        self.assertIn("3/5 guards met", err)  # the lltx guard allows +15
         self.assertIn("not met: S2-bypass, S3", err)
 
     def test_a_guard_without_runs_fails_the_stage(self):
         stage, err = self.run_stage(drop="s2_pfifo_fast")
-        self.assertIn("3/4 guards met", err)
+        self.assertIn("4/5 guards met", err)
         self.assertIn("not met: S2-bypass", err)
 
     def test_patch_that_does_not_apply_is_named(self):

@@ -27,9 +27,9 @@ import os
 import sys
 from pathlib import Path
 
-from tools.bench.bench_config import (COMPARISONS, KERNELS, SCENARIOS, SINKS, SWEEP, TRACEPOINTS,
-                                      Comparison, passing_guard, s1_kernel_scenarios,
-                                      scenarios_for)
+from tools.bench.bench_config import (COMPARISONS, ICOUNT_REPORTS, KERNELS, SCENARIOS, SINKS,
+                                      SWEEP, TRACEPOINTS, Comparison, passing_guard,
+                                      s1_kernel_scenarios, scenarios_for)
 from tools.bench.bench_plots import plot
 from tools.bench.bench_report import counter_lines, markdown
 from tools.bench.bench_runner import GUEST, environment, read_tracepoints, run_repetitions
@@ -45,10 +45,12 @@ __all__ = ["COMPARISONS", "Comparison", "GUEST", "KERNELS", "SCENARIOS", "SINKS"
 
 
 def inconclusive_sides(runs, comparisons=None):
-    """The (kernel, scenario) sides of the targets (not guards) still inconclusive."""
+    """The (kernel, scenario) sides of the targets (not guards) still inconclusive,
+    not those without data (their scenarios were not asked for)."""
     comparisons = COMPARISONS if comparisons is None else comparisons
     bad = {r["key"] for r in summarize(runs, comparisons)
-           if r.get("verdict") == "inconclusive" and not passing_guard(r)}
+           if r.get("verdict") == "inconclusive" and r.get("repetitions")
+           and not passing_guard(r)}
     return [side for c in comparisons if c.key in bad for side in (c.a, c.b)]
 
 
@@ -106,7 +108,9 @@ def run(args, log=print):
         # tools/bench/icount.py's results, shown beside the UML rows.
         icount = json.loads(Path(args.icount).read_text())
         data["icount"] = {"environment": icount["environment"], "rows": icount["rows"],
-                          "guards": icount.get("guards") or icount_judge(icount["runs"])}
+                          "guards": icount.get("guards") or icount_judge(icount["runs"]),
+                          "reports": icount.get("reports") or icount_judge(
+                              icount["runs"], guards=ICOUNT_REPORTS)}
     (out / "bench.json").write_text(json.dumps(data, indent=2) + "\n")
     (out / "bench.md").write_text(markdown(data))
     svgs = plot(data, out)

@@ -32,7 +32,8 @@ def mpps(v):
     return f"{v / 1e6:.2f}M"
 
 
-VERDICT_CELL = {"met": "met", "not met": "**NOT MET**", "inconclusive": "inconclusive", None: "-"}
+VERDICT_CELL = {"met": "met", "not met": "**NOT MET**", "inconclusive": "inconclusive",
+                "report": "report", None: "-"}
 
 
 def markdown(data):
@@ -115,7 +116,7 @@ def icount_lines(summary, icount):
              "| # | comparison | UML B/A (CI) | UML verdict | icount A | icount B | icount B/A "
              "| icount target | icount verdict |",
              "|---|---|---|---|---|---|---|---|---|"]
-    for g in icount.get("guards", []):
+    for g in icount.get("guards", []) + icount.get("reports", []):
         r = uml.get(g["key"])
         if r and r.get("repetitions"):
             u = (f"{r['ratio_median']:.2f}x ({r['ratio_ci_low']:.3f}-{r['ratio_ci_high']:.3f})",

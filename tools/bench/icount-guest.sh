@@ -76,6 +76,23 @@ setup() { # scenario
 		ip link add d0 type dummy
 		tc qdisc replace dev d0 root pfifo_fast
 		;;
+	sink_veth_mq)
+		# As the UML benchmark's sink: the peer up in its own netns, so each
+		# packet crosses to it and its stack drops it (not its MAC).
+		ip netns add sinkpeer
+		ip link add d0 numtxqueues 2 numrxqueues 2 type veth peer name v1 \
+			numtxqueues 2 numrxqueues 2 netns sinkpeer
+		ip -n sinkpeer link set v1 up
+		tc qdisc add dev d0 root handle 1: mq
+		;;
+	sink_nsim_mq)
+		# Unlinked: netdevsim drops what it is given (after its TX queue lock).
+		modprobe netdevsim
+		echo "7 1 2" > /sys/bus/netdevsim/new_device
+		local ifs=(/sys/bus/netdevsim/devices/netdevsim7/net/*)
+		ip link set "${ifs[0]##*/}" name d0
+		tc qdisc add dev d0 root handle 1: mq
+		;;
 	*)
 		echo "unknown scenario $1" >&2
 		return 1
@@ -98,7 +115,14 @@ for s in "${scenarios[@]}"; do
 		[ -n "$usec" ] || { echo "$s: no pktgen result" >&2; exit 1; }
 		echo "$usec" > "$out/$s.$i"
 	done
-	ip link del d0
+	case $s in
+	sink_nsim_mq) echo 7 > /sys/bus/netdevsim/del_device ;;
+	sink_veth_mq)
+		ip link del d0
+		ip netns del sinkpeer
+		;;
+	*) ip link del d0 ;;
+	esac
 done
 
 # pktgen reads the clock per packet: icount.py checks which one it was (after
