@@ -22,16 +22,17 @@ the prerequisite merged, without prerequisite-patch-id lines.
 
 import argparse
 import contextlib
+import functools
 import logging
 import os
 import re
 import shutil
 import sys
 import tempfile
-from collections.abc import Collection, Iterator, Sequence
+from collections.abc import Callable, Collection, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, ParamSpec
 
 from common import logs
 from common.git import git as common_git, git_ok, git_run
@@ -52,6 +53,23 @@ DEFAULT_PREFIX = "series/"
 
 class SeriesError(Exception):
     """A problem with the series that names the patch or file at fault."""
+
+
+P = ParamSpec("P")
+
+
+def reports_errors(main: Callable[P, int]) -> Callable[P, int]:
+    """A command's main() (this one, stable.py's, ci/stable_vm.py's): a
+    SeriesError it raises, which names the tree, pin or patch at fault, is
+    printed as "error: ..." on stderr and gives exit status 1."""
+    @functools.wraps(main)
+    def run(*args: P.args, **kwargs: P.kwargs) -> int:
+        try:
+            return main(*args, **kwargs)
+        except SeriesError as err:
+            print(f"error: {err}", file=sys.stderr)
+            return 1
+    return run
 
 
 def load_conf(path: str | Path = PATCHES / "series.conf") -> dict[str, str]:
@@ -844,6 +862,7 @@ def submitter_identity(tree: str | Path) -> tuple[str, str]:
     return name, email
 
 
+@reports_errors
 @logs.printed
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
@@ -874,37 +893,33 @@ def main(argv: list[str] | None = None) -> int:
                             help="this series is merged into the tree of the series building "
                             "on it (repeatable)")
     args = ap.parse_args(argv)
-    try:
-        if args.cmd == "apply":
-            applied = apply(args.tree, args.base, patches=args.patches, prefix=args.prefix,
-                            force=args.force)
-            names = sorted({ser.name for ser, _, _ in applied}, key=lambda n: n)
-            print(f"applied {len(applied)} patches to {args.tree}; branches: "
-                  + ", ".join(args.prefix + n for n in names))
-        elif args.cmd == "export":
-            files = export(args.tree, args.base, Path(args.out), prefix=args.prefix)
-            print(f"exported {len(files)} files to {args.out}")
-        elif args.cmd == "post-order":
-            conf = load_conf(args.patches / "series.conf")
-            postings = post_order(load_series(conf, args.patches), args.merged)
-            print("posting order (netdev CI applies a series to the tip of its tree):")
-            print("\n".join("  " + line for line in order_lines(postings)))
-        else:
-            done = send_prep(args.tree, args.base, Path(args.out), args.merged,
-                             identity=submitter_identity(args.tree), prefix=args.prefix)
-            for line in order_lines([p for p, _ in done]):
-                print(line)
-            for p, files in done:
-                if files:
-                    print(f"wrote {len(files)} files of {p.series.name} to "
-                          f"{Path(args.out) / p.series.tree / p.series.topic}")
-                    if p.to or p.cc:
-                        print(f"  To: {', '.join(p.to)}\n  Cc: {', '.join(p.cc)}")
-                    else:
-                        print(f"  no To/Cc: no scripts/get_maintainer.pl in {args.tree}")
-    except SeriesError as err:
-        print(f"error: {err}", file=sys.stderr)
-        return 1
+    if args.cmd == "apply":
+        applied = apply(args.tree, args.base, patches=args.patches, prefix=args.prefix,
+                        force=args.force)
+        names = sorted({ser.name for ser, _, _ in applied}, key=lambda n: n)
+        print(f"applied {len(applied)} patches to {args.tree}; branches: "
+              + ", ".join(args.prefix + n for n in names))
+    elif args.cmd == "export":
+        files = export(args.tree, args.base, Path(args.out), prefix=args.prefix)
+        print(f"exported {len(files)} files to {args.out}")
+    elif args.cmd == "post-order":
+        conf = load_conf(args.patches / "series.conf")
+        postings = post_order(load_series(conf, args.patches), args.merged)
+        print("posting order (netdev CI applies a series to the tip of its tree):")
+        print("\n".join("  " + line for line in order_lines(postings)))
+    else:
+        done = send_prep(args.tree, args.base, Path(args.out), args.merged,
+                         identity=submitter_identity(args.tree), prefix=args.prefix)
+        for line in order_lines([p for p, _ in done]):
+            print(line)
+        for p, files in done:
+            if files:
+                print(f"wrote {len(files)} files of {p.series.name} to "
+                      f"{Path(args.out) / p.series.tree / p.series.topic}")
+                if p.to or p.cc:
+                    print(f"  To: {', '.join(p.to)}\n  Cc: {', '.join(p.cc)}")
+                else:
+                    print(f"  no To/Cc: no scripts/get_maintainer.pl in {args.tree}")
     return 0
 
 
