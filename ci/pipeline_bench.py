@@ -124,7 +124,7 @@ class BenchStages(TreeStages):
             boots = 2 if full else 1
             t0 = time.monotonic()
             data = icount.run(kernels, out, reps=ICOUNT_REPS, boots=boots, scenarios=scenarios,
-                              log=log, modules=modules)
+                              modules=modules)
         except RuntimeError as err:
             raise StageFailed(f"icount: {err}") from err
         log(f"  icount: {len(kernels)} kernels x {boots} boot(s) x {len(scenarios)} scenarios "
@@ -169,8 +169,7 @@ class BenchStages(TreeStages):
         try:
             self.build(tree, build, f"build-{ICOUNT_NEGATIVE_LABEL}", ["W=1"])
             runs = icount.boot_runs({ICOUNT_NEGATIVE_LABEL: (build, None)}, out, icount.COUNT,
-                                    ICOUNT_REPS, 1, icount.guard_scenarios(ICOUNT_PATH_GUARDS),
-                                    log=log)
+                                    ICOUNT_REPS, 1, icount.guard_scenarios(ICOUNT_PATH_GUARDS))
         except RuntimeError as err:
             raise StageFailed(f"icount negative control: {err}") from err
         finally:
@@ -223,7 +222,7 @@ class BenchStages(TreeStages):
             icount=icount_json if icount_json.is_file() else None)
         log(f"  {args.repetitions} repetitions x {len(args.scenarios)} scenarios x "
             f"{len(kernels)} kernels")
-        data, _, errors = bench.run(args, log=log)
+        data, _, errors = bench.run(args)
         log((self.results / "bench/bench.md").read_text())
         cases, not_met = bench_cases(data["comparisons"])
         stage.cases.extend(cases)

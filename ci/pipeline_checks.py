@@ -98,17 +98,16 @@ class CheckStages(TreeStages):
 
         commits = [sha for _, _, sha in self.state.applied]
         sources = sorted({p for sha in commits for p in kbuild.kernel_sources(tree, sha)})
-        builder = kbuild.BuildChecker(tree, make, sources, log=log)
+        builder = kbuild.BuildChecker(tree, make, sources)
         objects = self.object_builds(tree, sources)
         ctx = runner.Context(
             known=source.load_known_commits(ROOT / "kernel/known-commits.txt"),
             builds={"build": builder, **objects,
-                    "build_tools": kbuild.SelftestsBuild(tree, self.tools_make(tree), log=log),
-                    "cocci": kbuild.Cocci(tree, make, CACHE / "cocci-cache-v2.json", log=log),
+                    "build_tools": kbuild.SelftestsBuild(tree, self.tools_make(tree)),
+                    "cocci": kbuild.Cocci(tree, make, CACHE / "cocci-cache-v2.json"),
                     "xmit_disasm": disasm},
             unavailable={**runner.mode_gates(self.mode),
-                         **{n: b.unavailable for n, b in objects.items() if b.unavailable}},
-            log=log)
+                         **{n: b.unavailable for n, b in objects.items() if b.unavailable}})
         runner.prepare(tree, commits, ctx)
         reports = self.state.patch_reports = self.check_commits(tree, self.state.applied, ctx)
         # Series-level checks.
@@ -187,22 +186,21 @@ class CheckStages(TreeStages):
         out = base / "build-i386"
         builds["build_32bit"] = kbuild.ObjectBuild(
             "build_32bit", tree, maker("build_32bit", out, "i386", [*frags, I386], {}, ["W=1"]),
-            out, sources, div64=True, unavailable=gated("build_32bit"), log=log)
+            out, sources, div64=True, unavailable=gated("build_32bit"))
         llvm, found = find_clang()
         out = base / "build-clang"
         builds["build_clang"] = kbuild.ObjectBuild(
             "build_clang", tree, maker("build_clang", out, "x86_64", frags, {"LLVM": llvm or ""},
                                        ["W=1"]), out, sources,
             unavailable=gated("build_clang",
-                              None if llvm else f"no clang >= 17.0.1 (found: {found})"),
-            log=log)
+                              None if llvm else f"no clang >= 17.0.1 (found: {found})"))
         out = base / "build-allmodconfig"
         builds["build_allmodconfig_warn"] = kbuild.ObjectBuild(
             "build_allmodconfig_warn", tree,
             maker("build_allmodconfig_warn", out, "x86_64", [NO_WERROR],
                   {"KCONFIG_BASE": "allmodconfig"},
                   ["W=1", "C=1", f"CHECK={kbuild.sparse_command()}"]), out, sources,
-            unavailable=gated("build_allmodconfig_warn"), log=log)
+            unavailable=gated("build_allmodconfig_warn"))
         return builds
 
     def tools_make(self, tree: Path) -> kbuild.Make:

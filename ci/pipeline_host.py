@@ -1,6 +1,6 @@
 """The host job: packages (setup), the C++ build (userspace), and the host
 tests: ctest from its JUnit output, the Python tests (each package's
-tests/: ci/, common/, kunit/, tools/series/), and the lint (shellcheck,
+tests/: ci/, common/, kunit/, tools/series/, tools/bench/), and the lint (shellcheck,
 clang-format, flake8, clang-tidy)."""
 
 import hashlib
@@ -161,7 +161,7 @@ class HostStages(StageSet):
             ctest_text = "ctest: no results"
         # From the top: the tests import ci, common, kunit and tools as packages,
         # and sit beside their package (ci/tests/, common/tests/, kunit/tests/,
-        # tools/series/tests/). Discovery enters only packages (directories
+        # tools/series/tests/, tools/bench/tests/). Discovery enters only packages (directories
         # with __init__.py), so not patches/, results or the kernel trees.
         pcode, pout = sh([sys.executable, "-m", "unittest", "discover", "-s", ".", "-t", ".",
                           "-p", "test_*.py", "-v"], self.logfile("host-tests"), cwd=ROOT,

@@ -155,7 +155,7 @@ class TreeStages(StageSet):
         # added to them are refused, not dropped.
         try:
             applied = series.apply(tree, base["BASE_TAG"], prefix=BRANCH_PREFIX,
-                                   log=lambda m: log(m), force=not self.kernel_src)
+                                   force=not self.kernel_src)
         except series.SeriesError as err:
             hint = (f"\nthe {BRANCH_PREFIX}* branches are the pipeline's: once what they hold "
                     f"is kept elsewhere, delete them (git -C {base['BASE_REPO']} branch -D "

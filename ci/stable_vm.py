@@ -80,7 +80,7 @@ def build_and_boot(t: stable.Tree, info: dict[str, str], ws: Path, results: str 
                           expect=expect, progs=progs)
 
 
-@stable.reports_errors
+@series.reports_errors
 @logs.printed
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])

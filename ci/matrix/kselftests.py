@@ -2,11 +2,13 @@
 netdev CI installs them, for the VM's kselftest runner
 (install_kselftests())."""
 
+import logging
 import shutil
 import subprocess
 import time
 from pathlib import Path
 
+logger = logging.getLogger(__name__)
 
 SELFTESTS_DIR = "tools/testing/selftests"
 # The C programs of the installed collections that the matrix's tests run,
@@ -50,7 +52,7 @@ def kselftest_install_commands(tree, build, dest, targets, lean=True):
     return cmds
 
 
-def install_kselftests(tree, root, targets, log=print, lean=True):
+def install_kselftests(tree, root, targets, lean=True):
     """(install directory, seconds): the tree's selftests of targets
     installed into root/install (emptied first), built in root/build;
     the tree itself is not written. A failing command is a RuntimeError
@@ -61,8 +63,8 @@ def install_kselftests(tree, root, targets, log=print, lean=True):
     shutil.rmtree(dest, ignore_errors=True)
     build.mkdir(parents=True, exist_ok=True)
     start = time.monotonic()
-    log(f"  installing the tree's selftests ({' '.join(targets)}) into {dest}"
-        + ("" if lean else ", every C program built"))
+    logger.info(f"  installing the tree's selftests ({' '.join(targets)}) into {dest}"
+                + ("" if lean else ", every C program built"))
     for cmd in kselftest_install_commands(Path(tree).resolve(), build, dest, targets, lean):
         res = subprocess.run(cmd, capture_output=True, text=True)
         if res.returncode:

@@ -72,7 +72,7 @@ def run_matrix(kernels, outdir, bindir=CXX_BUILD, tree="", timeout=1800,
     ksft, install_note = "", ""
     if targets := kselftest_collections(progs, tests):
         root = ksft_root or cache_dir() / "kselftest" / Path(outdir).name
-        ksft, secs = install_kselftests(tree, root, targets, logger.info)
+        ksft, secs = install_kselftests(tree, root, targets)
         install_note = f"\nselftests installed ({' '.join(targets)}) in {secs:.0f} s: {ksft}"
         logger.info(install_note.strip())
     runs, boot_cases, problems, listed_only = {}, [], [], []

@@ -156,7 +156,7 @@ class FakeBench:
         self.rows, self.errors = rows, list(errors)
         self.module = types.SimpleNamespace(SCENARIOS=["s3_default"], run=self.run)
 
-    def run(self, args, log):
+    def run(self, args):
         self.args = args
         Path(args.out).mkdir(parents=True, exist_ok=True)
         (Path(args.out) / "bench.md").write_text("# bench\n")
@@ -225,7 +225,7 @@ class IcountStageTest(unittest.TestCase):
         row `drop` left out; the lock kernel the record's runs of lock_as."""
         self.calls, self.builds, self.shell, self.modules = [], [], [], []
 
-        def fake_run(kernels, out, reps, boots, scenarios, log, modules):
+        def fake_run(kernels, out, reps, boots, scenarios, modules):
             self.calls.append(("run", dict(kernels), reps, boots, list(scenarios)))
             runs = recorded_runs({"base": "base", "lock": lock_as, "patched": "patched"})
             for boot in runs["patched"]:
@@ -236,7 +236,7 @@ class IcountStageTest(unittest.TestCase):
             (out / "icount.md").write_text("# icount\n")
             return {"runs": runs, "guards": icount.judge(runs)}
 
-        def fake_boot_runs(kernels, out, count, reps, boots, scenarios, log):
+        def fake_boot_runs(kernels, out, count, reps, boots, scenarios):
             self.calls.append(("boot_runs", dict(kernels), reps, boots, list(scenarios)))
             if neg_boot_fails:
                 raise RuntimeError("xmit-cost boot 0: timed out")

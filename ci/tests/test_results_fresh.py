@@ -35,8 +35,10 @@ COVER = ":(exclude)patches/**/0000-cover-letter.patch"
 # The kernel a run builds: the pinned base, how it is fetched, configured
 # and built. The stable trees' pins are the stable run's alone.
 KERNEL = ["kernel", ":(exclude)kernel/stable", ":(exclude)kernel/known-commits.txt"]
+# The benchmark's tests (tools/bench/tests/) make no record.
+BENCH_CODE = ["tools/bench", ":(exclude)tools/bench/tests"]
 # The UML benchmark; icount.py and its guest drive the x86 kernels instead.
-BENCH = ["patches", "tools/bench", ":(exclude)tools/bench/icount.py",
+BENCH = ["patches", *BENCH_CODE, ":(exclude)tools/bench/icount.py",
          ":(exclude)tools/bench/icount-guest.sh", ":(exclude)tools/bench/README.md", *KERNEL]
 VM = ["patches", "selftests", "lib", *KERNEL]
 STABLE = ["patches", "selftests", "lib", "kernel", ":(exclude)kernel/known-commits.txt"]
@@ -52,7 +54,7 @@ INPUTS = {
     "bench-design": BENCH,
     # The sink scenarios and the design cases in one run of the same command.
     "bench-sinks": BENCH,
-    "icount": ["patches", "tools/bench", "kernel"],
+    "icount": ["patches", *BENCH_CODE, "kernel"],
     "vm-debug": VM, "vm-kcsan": VM,
     "stable": STABLE,
     "b4": ["patches", "kernel/base.env", "kernel/fetch-base.sh", "kernel/import-base.sh"],

@@ -230,9 +230,12 @@ class KselftestInstallTest(unittest.TestCase):
         with tempfile.TemporaryDirectory() as tmp:
             tree = self.fake_tree(tmp)
             before = sorted(p for p in tree.rglob("*"))
-            dest, secs = kselftests.install_kselftests(tree, Path(tmp) / "root",
-                                                       ["net", "drivers/net"],
-                                                       log=lambda m: None)
+            with self.assertLogs("ci.matrix.kselftests", "INFO") as logged:
+                dest, secs = kselftests.install_kselftests(tree, Path(tmp) / "root",
+                                                           ["net", "drivers/net"])
+            self.assertEqual(logged.output, [
+                "INFO:ci.matrix.kselftests:  installing the tree's selftests (net drivers/net) "
+                f"into {dest}"])
             self.assertEqual(dest, Path(tmp) / "root/install")
             self.assertEqual((dest / "targets").read_text().strip(), "net drivers/net")
             self.assertEqual((dest / "net/lib/xdp_helper").read_text(), "helper\n")
@@ -240,8 +243,7 @@ class KselftestInstallTest(unittest.TestCase):
             self.assertGreaterEqual(secs, 0)
             # a second install starts from an empty directory
             (dest / "stale.py").write_text("")
-            kselftests.install_kselftests(tree, Path(tmp) / "root", ["net"],
-                                          log=lambda m: None)
+            kselftests.install_kselftests(tree, Path(tmp) / "root", ["net"])
             self.assertFalse((dest / "stale.py").exists())
 
     def test_failures_are_named(self):
@@ -249,13 +251,11 @@ class KselftestInstallTest(unittest.TestCase):
             tree = self.fake_tree(tmp, "install:\n\t@echo no rule for net >&2; false\n")
             with self.assertRaisesRegex(RuntimeError, r"selftests install: make -C .* exited 2: "
                                                       r".*no rule for net"):
-                kselftests.install_kselftests(tree, Path(tmp) / "root", ["net"],
-                                              log=lambda m: None)
+                kselftests.install_kselftests(tree, Path(tmp) / "root", ["net"])
             tree2 = Path(tmp) / "t2"
             tree = self.fake_tree(tree2, "install:\n\tmkdir -p $(INSTALL_PATH)\n")
             with self.assertRaisesRegex(RuntimeError, "no run_kselftest.sh"):
-                kselftests.install_kselftests(tree, Path(tmp) / "root", ["net"],
-                                              log=lambda m: None)
+                kselftests.install_kselftests(tree, Path(tmp) / "root", ["net"])
 
     def test_collections_of_the_programs(self):
         tests = {"a.py": "net:a.py", "b": "drivers/net:b.py", "c": "net:c.py"}

@@ -23,10 +23,12 @@ This file: the command line and run(), which puts them together.
 
 import argparse
 import json
+import logging
 import os
 import sys
 from pathlib import Path
 
+from common import logs
 from tools.bench.bench_config import (COMPARISONS, ICOUNT_REPORTS, KERNELS, SCENARIOS, SINKS,
                                       SWEEP, TRACEPOINTS, Comparison, passing_guard,
                                       s1_kernel_scenarios, scenarios_for)
@@ -38,10 +40,12 @@ from tools.bench.bench_stats import (BOOTSTRAP, counters_summary, devcost_summar
                                      queue_shares, result_error, summarize, sweep_summary)
 from tools.bench.icount import judge as icount_judge
 
-# What other code uses of the benchmark (ci/pipeline_bench.py, ci/tests/test_bench.py).
+# What other code uses of the benchmark (ci/pipeline_bench.py, tests/test_bench.py).
 __all__ = ["COMPARISONS", "Comparison", "GUEST", "KERNELS", "SCENARIOS", "SINKS", "SWEEP",
            "TRACEPOINTS", "counter_lines", "counters_summary", "main", "read_tracepoints", "run",
            "scenarios_for"]
+
+logger = logging.getLogger(__name__)
 
 
 def inconclusive_sides(runs, comparisons=None):
@@ -54,7 +58,7 @@ def inconclusive_sides(runs, comparisons=None):
     return [side for c in comparisons if c.key in bad for side in (c.a, c.b)]
 
 
-def more_repetitions(args, kernels, out, runs, order, log, step=2):
+def more_repetitions(args, kernels, out, runs, order, step=2):
     """A target left inconclusive gets more repetitions of its scenarios only,
     `step` at a time, until it is met or not met or the runs reach
     args.max_repetitions; a target still inconclusive then fails the run
@@ -69,17 +73,17 @@ def more_repetitions(args, kernels, out, runs, order, log, step=2):
         n = min(step, cap - len(runs))
         more = argparse.Namespace(**{**vars(args), "repetitions": n, "devcost": False,
                                      "scenarios": sorted({s for _, s in sides})})
-        log(f"  {n} more repetition(s) for inconclusive targets: "
-            + ", ".join(sorted({s for _, s in sides})))
+        logger.info(f"  {n} more repetition(s) for inconclusive targets: "
+                    + ", ".join(sorted({s for _, s in sides})))
         extra_runs, _, _, extra_order, _ = run_repetitions(
-            more, kernels, out / f"extra{len(runs)}", log)
+            more, kernels, out / f"extra{len(runs)}")
         runs.extend(extra_runs)
         order.extend(extra_order)
         added.append({"repetitions": n, "scenarios": more.scenarios})
     return added
 
 
-def run(args, log=print):
+def run(args):
     """Boot both kernels args.repetitions times, write bench.json, bench.md
     and the plots into args.out. Returns (data, SVG paths, errors: each
     scenario or devcost run without a result)."""
@@ -92,8 +96,8 @@ def run(args, log=print):
             raise FileNotFoundError(f"{k} UML kernel {p} missing: build it first")
     if not os.access(args.mqbench, os.X_OK):
         raise FileNotFoundError(f"mqbench {args.mqbench} missing: build the C++ tools first")
-    runs, tracepoints, devcost, order, pinning = run_repetitions(args, kernels, out, log)
-    extra = more_repetitions(args, kernels, out, runs, order, log)
+    runs, tracepoints, devcost, order, pinning = run_repetitions(args, kernels, out)
+    extra = more_repetitions(args, kernels, out, runs, order)
     env = environment(args, args.base_desc)
     env["extra_repetitions"] = extra
     env["tracepoints"] = tracepoints
@@ -121,6 +125,7 @@ def run(args, log=print):
     return data, svgs, errors
 
 
+@logs.printed
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--base-kernel", required=True, help="UML 'linux' binary of the base")

@@ -9,6 +9,7 @@ result carries as "records": bench_sinks.py) and writes `complete` last.
 """
 
 import json
+import logging
 import os
 import platform
 import subprocess
@@ -21,6 +22,8 @@ from tools.bench.bench_config import KERNELS, scenarios_for
 from tools.bench.bench_pinning import Pinner
 from tools.bench.bench_sinks import read_records
 from tools.bench.bench_stats import pps
+
+logger = logging.getLogger(__name__)
 
 GUEST = ROOT / "tools/bench/uml-guest.sh"
 DEVCOST = Path(__file__).resolve().parent / "devcost.py"
@@ -110,7 +113,7 @@ def boot_order(rep):
     return KERNELS[::step], step
 
 
-def run_repetitions(args, kernels, out, log):
+def run_repetitions(args, kernels, out):
     """Every repetition: each kernel booted once, running its scenarios.
     Returns (runs: [{kernel: {scenario: result}}], first repetition's
     tracepoints per kernel, devcost outputs per kernel, boot order, pinning)."""
@@ -138,9 +141,10 @@ def run_repetitions(args, kernels, out, log):
             if args.devcost:
                 devcost.setdefault(k, []).append(read_devcost(out / f"rep{rep}-{k}"))
             got = {s: pps(r) for s, r in rep_res[k].items()}
-            log(f"    repetition {rep + 1}/{args.repetitions} {k}: "
-                f"{time.monotonic() - t0:.0f}s, "
-                + ", ".join(f"{s}={v / 1e6:.2f}M" if v else f"{s}=ERR" for s, v in got.items()))
+            logger.info(f"    repetition {rep + 1}/{args.repetitions} {k}: "
+                        f"{time.monotonic() - t0:.0f}s, "
+                        + ", ".join(f"{s}={v / 1e6:.2f}M" if v else f"{s}=ERR"
+                                    for s, v in got.items()))
         runs.append(rep_res)
     return runs, tracepoints, devcost, order, pinning
 

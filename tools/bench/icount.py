@@ -21,6 +21,7 @@ design is the patched build with the previous design's dummy module.
 
 import argparse
 import json
+import logging
 import shutil
 import statistics
 import subprocess
@@ -29,8 +30,11 @@ import tempfile
 from pathlib import Path
 
 from ci.matrix.vm import run_vm
+from common import logs
 from common.stamp import source_stamp, write_source_stamp
 from tools.bench.bench_config import ICOUNT_GUARDS, ICOUNT_MIN_RUNS, ICOUNT_REPORTS
+
+logger = logging.getLogger(__name__)
 
 GUEST = Path(__file__).resolve().parent / "icount-guest.sh"
 QEMU_OPTS = "-icount shift=0,sleep=off"
@@ -143,7 +147,7 @@ def markdown(data: dict) -> str:
 
 
 def boot_runs(kernels: dict, out: Path, count: int, reps: int, boots: int, scenarios,
-              log=print, timeout: int = 900) -> dict:
+              timeout: int = 900) -> dict:
     """Boot each kernel `boots` times, alternating, each boot running its
     scenarios reps times: {label: [{scenario: [instructions per packet]}]
     per boot}. A boot's log is out/boot<i>-<label>.log. Raises RuntimeError
@@ -165,7 +169,7 @@ def boot_runs(kernels: dict, out: Path, count: int, reps: int, boots: int, scena
                                        f"(see {out / f'boot{boot}-{k}.log'})")
                 check_clocksource(rw, f"{k} boot {boot}")
                 runs[k].append(read_runs(rw, count, reps, mine))
-            log(f"  icount boot {boot + 1}/{boots} {k}: " + ", ".join(
+            logger.info(f"  icount boot {boot + 1}/{boots} {k}: " + ", ".join(
                 f"{s}={statistics.median(runs[k][-1][s]):.1f}" for s in mine))
     return runs
 
@@ -235,14 +239,14 @@ def module_note(tree, rev: str, patch=None) -> str:
 
 
 def run(kernels: dict, out: Path, count: int = COUNT, reps: int = 3, boots: int = 2,
-        scenarios=tuple(SCENARIOS), log=print, timeout: int = 900,
+        scenarios=tuple(SCENARIOS), timeout: int = 900,
         modules: dict | None = None) -> dict:
     """kernels: {label: (build dir, dummy.ko or None)}; modules: {label: what
     its dummy.ko is} (module_note), said instead of the module's path. Writes
     icount.json (rows, guards, reports, runs), icount.md and the source stamp
     (source.json) into out; returns the data. Raises RuntimeError when a
     boot fails."""
-    runs = boot_runs(kernels, out, count, reps, boots, scenarios, log, timeout)
+    runs = boot_runs(kernels, out, count, reps, boots, scenarios, timeout)
     modules = modules or {}
     data = {"environment": {"count": count, "reps": reps, "boots": boots,
                             "qemu_opts": QEMU_OPTS, "kernel_args": CLOCKSOURCE_ARGS,
@@ -294,6 +298,7 @@ def build_dummy_module(build: str | Path, tree: str | Path, rev: str, dest: Path
     return ko
 
 
+@logs.printed
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--kernel", action="append", required=True, metavar="LABEL=BUILD[:KO]",

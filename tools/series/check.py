@@ -35,6 +35,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from common import logs
 from common.cache import cache_dir
 from common.git import GitError, git, git_run
 from common.paths import ROOT
@@ -159,7 +160,7 @@ def apply_mails(wt: Path, base: str, mails: list[bytes], tree: str | None) -> Gr
                  bool(cover), patches)
 
 
-def build_context(wt: Path, out: Path, base: str, log=print) -> dict:
+def build_context(wt: Path, out: Path, base: str) -> dict:
     """The builds --build adds: W=1 with sparse, and xmit_disasm against `base`."""
     out.mkdir(parents=True, exist_ok=True)
     jobs = str((os.cpu_count() or 1) + 1)
@@ -177,7 +178,7 @@ def build_context(wt: Path, out: Path, base: str, log=print) -> dict:
     code, text = make(["W=1"])
     if code:
         raise UsageError(f"the base {base} does not build in {out}: {kbuild.first_error(text)}")
-    return {"build": kbuild.BuildChecker(wt, make, log=log),
+    return {"build": kbuild.BuildChecker(wt, make),
             "xmit_disasm": xmit.TransmitPath(out)}
 
 
@@ -243,6 +244,7 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     return args
 
 
+@logs.printed
 def main(argv: Sequence[str] | None = None) -> int:
     args = parse_args(argv)
     t0 = time.monotonic()
@@ -255,7 +257,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                   else runner.names("local", build=args.build is not None))
         ctx = runner.Context(known=source.load_known_commits(KNOWN),
                              unavailable=runner.mode_gates("local"),
-                             committer_signs=not args.base, log=lambda m: None)
+                             committer_signs=not args.base)
         with tempfile.TemporaryDirectory(prefix="mqbypass-check-") as tmp:
             wt = Path(tmp) / "src"
             if args.build is not None:

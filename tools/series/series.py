@@ -22,6 +22,8 @@ the prerequisite merged, without prerequisite-patch-id lines.
 
 import argparse
 import contextlib
+import functools
+import logging
 import os
 import re
 import shutil
@@ -30,12 +32,15 @@ import tempfile
 from collections.abc import Callable, Collection, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, ParamSpec
 
+from common import logs
 from common.git import git as common_git, git_ok, git_run
 from common.paths import ROOT
 from tools.series.checks import source
 from tools.series.checks.per_series import mail_subject
+
+logger = logging.getLogger(__name__)
 
 PATCHES = ROOT / "patches"
 # Trees in apply order.
@@ -48,6 +53,23 @@ DEFAULT_PREFIX = "series/"
 
 class SeriesError(Exception):
     """A problem with the series that names the patch or file at fault."""
+
+
+P = ParamSpec("P")
+
+
+def reports_errors(main: Callable[P, int]) -> Callable[P, int]:
+    """A command's main() (this one, stable.py's, ci/stable_vm.py's): a
+    SeriesError it raises, which names the tree, pin or patch at fault, is
+    printed as "error: ..." on stderr and gives exit status 1."""
+    @functools.wraps(main)
+    def run(*args: P.args, **kwargs: P.kwargs) -> int:
+        try:
+            return main(*args, **kwargs)
+        except SeriesError as err:
+            print(f"error: {err}", file=sys.stderr)
+            return 1
+    return run
 
 
 def load_conf(path: str | Path = PATCHES / "series.conf") -> dict[str, str]:
@@ -310,7 +332,7 @@ def am_commit(tree: str | Path, parent: str, patch: Path, name: str, conf: dict[
 
 
 def build_series(tree: str | Path, base: str, all_series: Sequence[Series],
-                 conf: dict[str, str], patches: Path, log: Callable[[str], object]
+                 conf: dict[str, str], patches: Path
                  ) -> tuple[list[tuple[Series, Path, str]], dict[str, str]]:
     """Every series' commits, made in scratch indexes: ([(series, patch,
     commit)], {series name: tip})."""
@@ -322,7 +344,7 @@ def build_series(tree: str | Path, base: str, all_series: Sequence[Series],
             head = tips[ser.depends] if ser.depends else base
             git(tree, "read-tree", head, env=env)
             for i, p in enumerate(ser.patches, 1):
-                log(f"  applying [{ser.name}] {p.name}")
+                logger.info(f"  applying [{ser.name}] {p.name}")
                 name = f"{p.relative_to(patches.parent)} (patch {i} of {len(ser.patches)} " \
                        f"of {ser.name})"
                 head = am_commit(tree, head, p, name, conf, env)
@@ -442,8 +464,7 @@ def listed(items: Sequence[str], most: int = 8) -> str:
 
 
 def apply(tree: str | Path, base: str, conf: dict[str, str] | None = None, patches: Path = PATCHES,
-          log: Callable[[str], object] = print, prefix: str = DEFAULT_PREFIX,
-          force: bool = False) -> list[tuple[Series, Path, str]]:
+          prefix: str = DEFAULT_PREFIX, force: bool = False) -> list[tuple[Series, Path, str]]:
     """Set branch <prefix><tree>/<topic> of every series, from `base` or
     from the series it builds on, and <prefix>all merging them all; then
     check out <prefix>all in `tree` (saying so).
@@ -475,7 +496,7 @@ def apply(tree: str | Path, base: str, conf: dict[str, str] | None = None, patch
     base_sha = git(tree, "rev-parse", "-q", "--verify", f"{base}^{{commit}}", check=False)
     if not re.fullmatch(r"[0-9a-f]{40,64}", base_sha):
         raise SeriesError(f"base {base}: no such commit in {tree}; nothing was changed")
-    applied, tips = build_series(tree, base_sha, all_series, conf, patches, log)
+    applied, tips = build_series(tree, base_sha, all_series, conf, patches)
     all_tip = merge_all(tree, base_sha, all_series, tips, conf, prefix)
 
     wanted = {prefix + ser.name: tips[ser.name] for ser in all_series}
@@ -520,7 +541,7 @@ def apply(tree: str | Path, base: str, conf: dict[str, str] | None = None, patch
             "dropped commits stay in the reflog; uncommitted changes and HEAD's commit are "
             "kept)")
     for m in lost:
-        log(f"  --force: {m.branch} drops {listed(m.lost, 5)}")
+        logger.info(f"  --force: {m.branch} drops {listed(m.lost, 5)}")
     keep_tree = bool(dirty or unfinished or blocking)
 
     # Write: detach HEAD from a branch that moves (same commit, files untouched), then
@@ -530,7 +551,8 @@ def apply(tree: str | Path, base: str, conf: dict[str, str] | None = None, patch
         git(tree, "update-ref", "--no-deref", "-m", "series apply: detach", "HEAD", head)
     for m in moves:
         if not m.new:
-            log(f"  deleting branch {m.branch}: it blocks the {m.branch}/<topic> branches")
+            logger.info(f"  deleting branch {m.branch}: it blocks the {m.branch}/<topic> "
+                        "branches")
             git(tree, "update-ref", "-d", f"refs/heads/{m.branch}", m.old)
             git(tree, "config", "--remove-section", f"branch.{m.branch}", check=False)
     zero = "0" * len(base_sha)
@@ -550,12 +572,12 @@ def apply(tree: str | Path, base: str, conf: dict[str, str] | None = None, patch
 
     if keep_tree:
         how = f", detached from {head_ref[len('refs/heads/'):]}, which moved" if detach else ""
-        log(f"  {tree}: HEAD ({head[:12]}{how}) and the files left as they were; check out "
-            f"{prefix}all once the tree is clean")
+        logger.info(f"  {tree}: HEAD ({head[:12]}{how}) and the files left as they were; "
+                    f"check out {prefix}all once the tree is clean")
     elif head_ref != f"refs/heads/{prefix}all" or head != all_tip:
         was = head_ref.removeprefix("refs/heads/") if head_ref else head[:12] or "unborn"
         git(tree, "checkout", "-q", prefix + "all")
-        log(f"  checked out {prefix}all in {tree} (HEAD was {was})")
+        logger.info(f"  checked out {prefix}all in {tree} (HEAD was {was})")
     return applied
 
 
@@ -840,6 +862,8 @@ def submitter_identity(tree: str | Path) -> tuple[str, str]:
     return name, email
 
 
+@reports_errors
+@logs.printed
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     sub = ap.add_subparsers(dest="cmd", required=True)
@@ -869,37 +893,33 @@ def main(argv: list[str] | None = None) -> int:
                             help="this series is merged into the tree of the series building "
                             "on it (repeatable)")
     args = ap.parse_args(argv)
-    try:
-        if args.cmd == "apply":
-            applied = apply(args.tree, args.base, patches=args.patches, prefix=args.prefix,
-                            force=args.force)
-            names = sorted({ser.name for ser, _, _ in applied}, key=lambda n: n)
-            print(f"applied {len(applied)} patches to {args.tree}; branches: "
-                  + ", ".join(args.prefix + n for n in names))
-        elif args.cmd == "export":
-            files = export(args.tree, args.base, Path(args.out), prefix=args.prefix)
-            print(f"exported {len(files)} files to {args.out}")
-        elif args.cmd == "post-order":
-            conf = load_conf(args.patches / "series.conf")
-            postings = post_order(load_series(conf, args.patches), args.merged)
-            print("posting order (netdev CI applies a series to the tip of its tree):")
-            print("\n".join("  " + line for line in order_lines(postings)))
-        else:
-            done = send_prep(args.tree, args.base, Path(args.out), args.merged,
-                             identity=submitter_identity(args.tree), prefix=args.prefix)
-            for line in order_lines([p for p, _ in done]):
-                print(line)
-            for p, files in done:
-                if files:
-                    print(f"wrote {len(files)} files of {p.series.name} to "
-                          f"{Path(args.out) / p.series.tree / p.series.topic}")
-                    if p.to or p.cc:
-                        print(f"  To: {', '.join(p.to)}\n  Cc: {', '.join(p.cc)}")
-                    else:
-                        print(f"  no To/Cc: no scripts/get_maintainer.pl in {args.tree}")
-    except SeriesError as err:
-        print(f"error: {err}", file=sys.stderr)
-        return 1
+    if args.cmd == "apply":
+        applied = apply(args.tree, args.base, patches=args.patches, prefix=args.prefix,
+                        force=args.force)
+        names = sorted({ser.name for ser, _, _ in applied}, key=lambda n: n)
+        print(f"applied {len(applied)} patches to {args.tree}; branches: "
+              + ", ".join(args.prefix + n for n in names))
+    elif args.cmd == "export":
+        files = export(args.tree, args.base, Path(args.out), prefix=args.prefix)
+        print(f"exported {len(files)} files to {args.out}")
+    elif args.cmd == "post-order":
+        conf = load_conf(args.patches / "series.conf")
+        postings = post_order(load_series(conf, args.patches), args.merged)
+        print("posting order (netdev CI applies a series to the tip of its tree):")
+        print("\n".join("  " + line for line in order_lines(postings)))
+    else:
+        done = send_prep(args.tree, args.base, Path(args.out), args.merged,
+                         identity=submitter_identity(args.tree), prefix=args.prefix)
+        for line in order_lines([p for p, _ in done]):
+            print(line)
+        for p, files in done:
+            if files:
+                print(f"wrote {len(files)} files of {p.series.name} to "
+                      f"{Path(args.out) / p.series.tree / p.series.topic}")
+                if p.to or p.cc:
+                    print(f"  To: {', '.join(p.to)}\n  Cc: {', '.join(p.cc)}")
+                else:
+                    print(f"  no To/Cc: no scripts/get_maintainer.pl in {args.tree}")
     return 0
 
 

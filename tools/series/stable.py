@@ -18,7 +18,6 @@ failing hunk (file and hunk header).
 
 import argparse
 import copy
-import functools
 import json
 import logging
 import os
@@ -26,10 +25,9 @@ import re
 import shutil
 import subprocess
 import sys
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, ParamSpec
+from typing import Any
 
 from common import logs
 from common.cache import cache_dir
@@ -37,6 +35,7 @@ from common.git import git_ok, git_run
 from common.paths import ROOT
 from common.programs import PROGRAMS_TXT, read_programs
 from tools.series import series
+from tools.series.series import reports_errors
 
 logger = logging.getLogger(__name__)
 
@@ -369,23 +368,6 @@ def drop_absent_tdc(expect: dict[str, Any], progs: list[tuple[str, str]],
 def fixes_line(p: Path) -> str:
     fixes = FIXES_RE.findall(message(p))
     return f"  {p.parent.name}/{p.name}: {'; '.join(fixes)}"
-
-
-P = ParamSpec("P")
-
-
-def reports_errors(main: Callable[P, int]) -> Callable[P, int]:
-    """A stable command's main() (this one, ci/stable_vm.py's): a SeriesError
-    it raises, which names the tree, pin or patch at fault, is printed as
-    "error: ..." on stderr and gives exit status 1."""
-    @functools.wraps(main)
-    def run(*args: P.args, **kwargs: P.kwargs) -> int:
-        try:
-            return main(*args, **kwargs)
-        except series.SeriesError as err:
-            print(f"error: {err}", file=sys.stderr)
-            return 1
-    return run
 
 
 @reports_errors

@@ -5,6 +5,7 @@ sparse) and Coccinelle (cocci), each at the patch's parent and at the
 patch, new warnings counted."""
 
 import json
+import logging
 import os
 import re
 from collections import Counter
@@ -20,7 +21,8 @@ from tools.series.checks.patchwork import Result
 # How a check builds: make with these arguments; its exit code (None: it
 # was killed) and output.
 Make = Callable[[list[str]], tuple[int | None, str]]
-Log = Callable[[str], object]
+
+logger = logging.getLogger(__name__)
 
 # libgcc's 64-bit division helpers: on a 32-bit kernel they do not exist, a
 # u64 division must go through div_u64() and friends (linux/math64.h).
@@ -76,10 +78,9 @@ class ObjectBuild:
 
     def __init__(self, name: str, tree: Tree, make: Make, build_dir: str | Path,
                  series_sources: Sequence[str] = (), div64: bool = False,
-                 unavailable: str | None = None, log: Log = print) -> None:
+                 unavailable: str | None = None) -> None:
         self.name, self.tree, self.make, self.build_dir = name, tree, make, Path(build_dir)
         self.series_sources, self.div64, self.unavailable = series_sources, div64, unavailable
-        self.log = log
         self.seconds = 0.0
 
     def __call__(self, commit: str) -> Result:
@@ -96,13 +97,13 @@ class ObjectBuild:
                 if src.exists():
                     os.utime(src)
             present = [o for o in objs if (Path(self.tree) / (o[:-2] + ".c")).exists()]
-            self.log(f"    {self.name}: {' '.join(present) or '(new files only)'} (parent)")
+            logger.info(f"    {self.name}: {' '.join(present) or '(new files only)'} (parent)")
             code, before = self.make(present) if present else (0, "")
             if code:
                 return Result("fail", "parent does not build: " + first_error(before), before)
         finally:
             git(self.tree, "checkout", "-q", "--detach", commit)
-        self.log(f"    {self.name}: {' '.join(objs)} (patch)")
+        logger.info(f"    {self.name}: {' '.join(objs)} (patch)")
         code, after = self.make(objs)
         wb, wa = warnings_of(before), warnings_of(after)
         line = counts_line(sum(wb.values()), sum(wa.values()))
@@ -147,8 +148,8 @@ class SelftestsBuild:
     new untracked files left in the source tree, fail.
     `make(args)` runs make in the tree and returns (code, output)."""
 
-    def __init__(self, tree: Tree, make: Make, log: Log = print) -> None:
-        self.tree, self.make, self.log = tree, make, log
+    def __init__(self, tree: Tree, make: Make) -> None:
+        self.tree, self.make = tree, make
 
     def untracked(self) -> set[str]:
         out = git(self.tree, "status", "--porcelain", "--untracked-files=all")
@@ -168,12 +169,12 @@ class SelftestsBuild:
         parent = git(self.tree, "rev-parse", f"{commit}^")
         try:
             git(self.tree, "checkout", "-q", "--detach", parent)
-            self.log(f"    build_tools: TARGETS={' '.join(targets)} (parent)")
+            logger.info(f"    build_tools: TARGETS={' '.join(targets)} (parent)")
             code_before, before = self.build(targets)
             dirt_before = self.untracked()
         finally:
             git(self.tree, "checkout", "-q", "--detach", commit)
-        self.log(f"    build_tools: TARGETS={' '.join(targets)} (patch)")
+        logger.info(f"    build_tools: TARGETS={' '.join(targets)} (patch)")
         code, after = self.build(targets)
         dirt = self.untracked() - dirt_before
         wb, wa = warnings_of(before), warnings_of(after)
@@ -210,22 +211,21 @@ class BuildChecker:
     # leaves the build's output as it was.
     OUTSIDE_BUILD = ("tools/testing/",)
 
-    def __init__(self, tree: Tree, build: Make, series_sources: Sequence[str] = (),
-                 log: Log = print) -> None:
-        self.tree, self.build, self.log = tree, build, log
+    def __init__(self, tree: Tree, build: Make, series_sources: Sequence[str] = ()) -> None:
+        self.tree, self.build = tree, build
         self.series_sources = series_sources
         self.built: str | None = None  # commit of the last make that succeeded
         self.refused = ""  # checker_refused() of that commit's sparse run
 
     def make(self, label: str) -> tuple[int | None, str]:
-        self.log(f"    make W=1 ({label})")
+        logger.info(f"    make W=1 ({label})")
         return self.build(["W=1"])
 
     def sparse(self, label: str, objs: Sequence[str]) -> tuple[int | None, str]:
         """sparse (C=2: checks the objects whether or not they are rebuilt)."""
         if not objs:
             return 0, ""
-        self.log(f"    sparse {' '.join(objs)} ({label})")
+        logger.info(f"    sparse {' '.join(objs)} ({label})")
         return self.build(["W=1", "C=2", f"CHECK={sparse_command()}", *objs])
 
     def unchanged_build(self, commit: str) -> str | None:
@@ -262,7 +262,7 @@ class BuildChecker:
             git(self.tree, "checkout", "-q", "--detach", commit)
             msg = (f"no file the kernel build reads: the objects and warnings of "
                    f"{same[:12]} stand")
-            self.log(f"    make skipped: {msg}")
+            logger.info(f"    make skipped: {msg}")
             return (Result("pass", msg),
                     Result("fail", self.refused) if self.refused else Result("pass", msg))
         self.built = None
@@ -348,9 +348,8 @@ class Cocci:
     once, so each patch costs one coccicheck run per touched C file.
     """
 
-    def __init__(self, tree: Tree, build: Make, cache_file: str | Path | None = None,
-                 log: Log = print) -> None:
-        self.tree, self.build, self.log = tree, build, log
+    def __init__(self, tree: Tree, build: Make, cache_file: str | Path | None = None) -> None:
+        self.tree, self.build = tree, build
         self.cache_file = Path(cache_file) if cache_file else None
         self.cache: dict[str, list[str]] = {}
         if self.cache_file and self.cache_file.is_file():
@@ -363,7 +362,7 @@ class Cocci:
         blob = parsed.stdout.strip()
         if blob not in self.cache:
             git(self.tree, "checkout", "-q", "--detach", rev)
-            self.log(f"    coccicheck {path} @ {rev}")
+            logger.info(f"    coccicheck {path} @ {rev}")
             # An absolute CHECK: make runs in the build directory (O=), where
             # a relative scripts/coccicheck fails checker-valid.sh.
             code: int | None

@@ -35,7 +35,6 @@ class Context:
     unavailable: dict[str, str] = field(default_factory=dict)  # check -> why it skips
     seconds: dict[str, float] = field(default_factory=dict)  # check -> seconds, all patches
     crash_fails: bool = False  # an exception in a check fails it instead of the run
-    log: Callable[[str], object] = print
     report: PatchReport | None = None
     sparse: Result | None = None  # left by "build" for "sparse"
 

@@ -63,7 +63,7 @@ class WarningTest(unittest.TestCase):
                     return 0, gcc
                 found = "x.c:1:5: warning: symbol 'x2' was not declared. Should it be static?\n"
                 return 0, "  CHECK   x.c\n" + gcc + (found if patched else "")
-            build, sparse = kbuild.BuildChecker(d, make, log=lambda *_: None)(head)
+            build, sparse = kbuild.BuildChecker(d, make)(head)
         self.assertEqual((build.status, sparse.status), ("pass", "fail"), (build, sparse))
         self.assertIn("x2' was not declared", sparse.message)
         self.assertEqual(sparse.message.split(":")[0], "1 new warning(s)")
@@ -127,7 +127,7 @@ class CocciIncludedTest(unittest.TestCase):
             def make(args):
                 made.append(args[-1])
                 return 0, ""
-            res = kbuild.Cocci(d, make, log=lambda *_: None)(head)
+            res = kbuild.Cocci(d, make)(head)
         self.assertEqual(made, ["drv/a.o", "drv/a.o"])
         self.assertEqual(res.status, "fail", res)
         self.assertIn("drv/tests/a_kunit.c-5: WARNING: mode report C=2", res.message)
@@ -424,10 +424,6 @@ class CommitChecksTest(unittest.TestCase):
         self.assertNotIn("fixes", runner.CHECKS)
 
 
-def quiet(_msg):
-    pass
-
-
 class ObjectBuildTest(unittest.TestCase):
     """The per-object build check with a fake make: what it compiles and how
     it judges the two sides."""
@@ -471,7 +467,7 @@ class ObjectBuildTest(unittest.TestCase):
 
     def test_new_warning_fails_and_old_one_passes(self):
         calls, make = self.fake_make()
-        b = kbuild.ObjectBuild("build_32bit", self.repo, make, self.build, log=quiet)
+        b = kbuild.ObjectBuild("build_32bit", self.repo, make, self.build)
         sha = self.commit("int a; /* WARN */\n")
         res = b(sha)
         self.assertEqual(calls, [["net/a.o"], ["net/a.o"]])
@@ -482,7 +478,7 @@ class ObjectBuildTest(unittest.TestCase):
 
     def test_unavailable_is_a_named_skip(self):
         _, make = self.fake_make()
-        b = kbuild.ObjectBuild("build_clang", self.repo, make, self.build, log=quiet,
+        b = kbuild.ObjectBuild("build_clang", self.repo, make, self.build,
                                unavailable="no clang >= 17.0.1 (found: clang 14.0.6)")
         res = b(self.commit("int b;\n"))
         self.assertEqual((res.status, res.message),
@@ -503,8 +499,7 @@ class ObjectBuildTest(unittest.TestCase):
         def make(objs):
             self.compile_udivdi3_caller()
             return 0, ""
-        b = kbuild.ObjectBuild("build_32bit", self.repo, make, self.build, div64=True,
-                               log=quiet)
+        b = kbuild.ObjectBuild("build_32bit", self.repo, make, self.build, div64=True)
         res = b(self.commit("int c;\n"))
         self.assertEqual(res.status, "fail")
         self.assertIn("64-bit division without div_u64(): net/a.o: __udivdi3", res.message)
@@ -521,8 +516,7 @@ class ObjectBuildTest(unittest.TestCase):
             warned["n"] += 1
             return 0, ("" if warned["n"] == 1 else
                        "../src/net/a.c:3:5: warning: unused variable 'u' [-Wunused-variable]\n")
-        b = kbuild.ObjectBuild("build_32bit", self.repo, make, self.build, div64=True,
-                               log=quiet)
+        b = kbuild.ObjectBuild("build_32bit", self.repo, make, self.build, div64=True)
         res = b(self.commit("int e;\n"))
         self.assertEqual(res.status, "fail")
         self.assertIn("64-bit division without div_u64(): net/a.o: __udivdi3; new: ", res.message)
@@ -536,7 +530,7 @@ class ObjectBuildTest(unittest.TestCase):
         self.git("commit", "-q", "-m", "h")
         sha = self.git("rev-parse", "HEAD").strip()
         b = kbuild.ObjectBuild("build_32bit", self.repo, make, self.build,
-                               series_sources=["net/a.c"], log=quiet)
+                               series_sources=["net/a.c"])
         self.assertEqual(b(sha).status, "pass")
         self.assertEqual(calls[-1], ["net/a.o"])
 
@@ -681,7 +675,7 @@ class CheckerRefusedTest(unittest.TestCase):
                 subprocess.run(["git", "-C", d, "commit", "-qm", f"c{i}"], check=True, env=env)
             head = subprocess.check_output(["git", "-C", d, "rev-parse", "HEAD"],
                                            text=True).strip()
-            builder = kbuild.BuildChecker(d, lambda args: (0, self.REFUSED), log=lambda *_: None)
+            builder = kbuild.BuildChecker(d, lambda args: (0, self.REFUSED))
             build, sparse = builder(head)
         self.assertEqual(build.status, "pass")
         self.assertEqual(sparse.status, "fail")
@@ -707,8 +701,7 @@ class CheckerRefusedTest(unittest.TestCase):
             makes = []
             # Count the builds (sparse's C=2 runs come with them).
             builder = kbuild.BuildChecker(
-                d, lambda args: (makes.extend([] if "C=2" in args else [1]), (0, ""))[1],
-                log=lambda *_: None)
+                d, lambda args: (makes.extend([] if "C=2" in args else [1]), (0, ""))[1])
             for sha, want in ((shas[1], 2), (shas[2], 0), (shas[3], 2), (shas[4], 0)):
                 makes.clear()
                 build, sparse = builder(sha)

@@ -15,8 +15,6 @@ from unittest import mock
 from tools.series.tests.test_series import Workspace, git, make_base
 from tools.series import cleanup, series
 
-QUIET = {"log": lambda m: 0}
-
 
 def digest(path):
     return hashlib.sha256(str(Path(path).resolve()).encode()).hexdigest()[:12]
@@ -55,7 +53,7 @@ class Cleanup(Workspace):
         ws = self.cache / f"ws-{digest(src)}"
         tree = ws / "series/src"
         git(self.linux, "worktree", "add", "-q", "--detach", str(tree), "base")
-        series.apply(tree, "base", conf=self.conf, patches=self.patches, prefix="ci/", **QUIET)
+        series.apply(tree, "base", conf=self.conf, patches=self.patches, prefix="ci/")
         (ws / "series/build-x86").mkdir()
         (ws / "series/build-x86/vmlinux").write_text("kernel")
         return tree
@@ -210,7 +208,7 @@ class Cleanup(Workspace):
         git(base, "branch", "-m", "base")
         tree = self.cache / "ws/series/src"
         git(base, "worktree", "add", "-q", "--detach", str(tree), "base")
-        series.apply(tree, "base", conf=self.conf, patches=self.patches, prefix="ci/", **QUIET)
+        series.apply(tree, "base", conf=self.conf, patches=self.patches, prefix="ci/")
         mine = self.tmp / "dev-linux"
         git(base, "worktree", "add", "-q", "-b", "series/net/x", str(mine), "refs/tags/base")
         (self.cache / "unknown.txt").write_text("not the tooling's\n")

@@ -132,7 +132,7 @@ class LocalCheckTest(unittest.TestCase):
         cache, build = Path(self.tmp.name) / "cache", Path(self.tmp.name) / "build"
         seen = []
 
-        def context(wt, out, base, log=print):
+        def context(wt, out, base):
             seen.append((wt, out, base))
             return {"build": lambda c: (patchwork.Result("pass", "built"),
                                         patchwork.Result("pass", "no new warnings")),

@@ -46,7 +46,7 @@ class SelftestsBuildTest(unittest.TestCase):
         def make(args):
             head = self.git("rev-parse", "HEAD").strip()
             return (1, FATAL) if head in fails_at and args != ["headers"] else (0, "")
-        return kbuild.SelftestsBuild(self.repo, make, log=lambda _: None)(self.sha)
+        return kbuild.SelftestsBuild(self.repo, make)(self.sha)
 
     def test_both_sides_failing_fails(self):
         res = self.check({self.parent, self.sha})

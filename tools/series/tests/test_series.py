@@ -107,7 +107,7 @@ class SeriesTest(Workspace):
 
     def test_apply_merges_every_series_into_all(self):
         tree = make_base(self.tmp / "merged")
-        series.apply(tree, "base", conf=self.conf, patches=self.patches, log=lambda m: 0)
+        series.apply(tree, "base", conf=self.conf, patches=self.patches)
         text = git(tree, "show", "series/all:driver.c")
         for want in ("fixed 1", "feature 10", "feature 30", "more"):
             self.assertIn(want, text)
@@ -115,7 +115,7 @@ class SeriesTest(Workspace):
                          git(tree, "rev-parse", "base"))
         # The same patches give the same merge commit.
         again = make_base(self.tmp / "merged-again")
-        series.apply(again, "base", conf=self.conf, patches=self.patches, log=lambda m: 0)
+        series.apply(again, "base", conf=self.conf, patches=self.patches)
         self.assertEqual(git(tree, "rev-parse", "series/all"),
                          git(again, "rev-parse", "series/all"))
 
@@ -127,7 +127,7 @@ class SeriesTest(Workspace):
 
     def test_apply_then_export_is_exact(self):
         tree = make_base(self.tmp / "fresh")
-        applied = series.apply(tree, "base", conf=self.conf, patches=self.patches, log=lambda m: 0)
+        applied = series.apply(tree, "base", conf=self.conf, patches=self.patches)
         self.assertEqual(len(applied), 5)
         out = self.tmp / "out"
         series.export(tree, "base", out, conf=self.conf)
@@ -146,7 +146,7 @@ class SeriesTest(Workspace):
         (tree / "driver.c").write_text("".join(f"other {i}\n" for i in range(40)))
         git(tree, "commit", "-q", "-a", "-m", "diverge")
         with self.assertRaises(series.SeriesError) as ctx:
-            series.apply(tree, "HEAD", conf=self.conf, patches=self.patches, log=lambda m: 0)
+            series.apply(tree, "HEAD", conf=self.conf, patches=self.patches)
         msg = str(ctx.exception)
         self.assertIn("patch does not apply: patches/net/drv-fix/0001-drv-fix-line-one.patch", msg)
         self.assertIn("driver.c", msg)
@@ -163,11 +163,11 @@ class SeriesTest(Workspace):
         subprocess.run(["git", "-C", str(tree), "am", str(patch)], capture_output=True)
         self.assertTrue((tree / ".git/rebase-apply").exists())
         with self.assertRaises(series.SeriesError) as ctx:
-            series.apply(tree, "base", conf=self.conf, patches=self.patches, log=lambda m: 0)
+            series.apply(tree, "base", conf=self.conf, patches=self.patches)
         self.assertIn("an unfinished git am", str(ctx.exception))
         self.assertEqual(git(tree, "branch", "--list", "series/*"), "")
         applied = series.apply(tree, "base", conf=self.conf, patches=self.patches,
-                               log=lambda m: 0, force=True)
+                               force=True)
         self.assertEqual(len(applied), 5)
         self.assertTrue((tree / ".git/rebase-apply").exists())
         self.assertEqual(git(tree, "symbolic-ref", "HEAD").strip(), "refs/heads/main")

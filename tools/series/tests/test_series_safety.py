@@ -13,8 +13,6 @@ from tools.series.tests.test_series import Workspace, git, make_base
 from tools.series import series
 from tools.series.checks import source
 
-QUIET = {"log": lambda m: 0}
-
 
 def state(tree):
     """Everything apply must leave alone: branch tips, HEAD, index, files."""
@@ -30,7 +28,7 @@ def state(tree):
 class ApplySafety(Workspace):
 
     def apply(self, tree, base="base", **kw):
-        return series.apply(tree, base, conf=self.conf, patches=self.patches, **QUIET, **kw)
+        return series.apply(tree, base, conf=self.conf, patches=self.patches, **kw)
 
     def dirty_tree(self, name):
         tree = make_base(self.tmp / name)
@@ -68,10 +66,11 @@ class ApplySafety(Workspace):
 
     def test_clean_tree_checks_out_all_and_says_so(self):
         tree = make_base(self.tmp / "clean")
-        logged = []
-        series.apply(tree, "base", conf=self.conf, patches=self.patches, log=logged.append)
+        with self.assertLogs("tools.series.series", "INFO") as logged:
+            series.apply(tree, "base", conf=self.conf, patches=self.patches)
         self.assertEqual(git(tree, "symbolic-ref", "HEAD").strip(), "refs/heads/series/all")
-        self.assertIn(f"  checked out series/all in {tree} (HEAD was main)", logged)
+        self.assertIn(f"  checked out series/all in {tree} (HEAD was main)",
+                      [r.getMessage() for r in logged.records])
         self.assertEqual(git(tree, "status", "--porcelain"), "")
 
     def test_commit_added_on_a_series_branch_is_refused(self):
@@ -103,13 +102,12 @@ class ApplySafety(Workspace):
         fix = git(tree, "rev-parse", "series/net/drv-fix").strip()
         git(tree, "checkout", "-q", "series/net/drv-fix")
         git(tree, "commit", "-q", "--allow-empty", "-m", "scratch")
-        logged = []
-        series.apply(tree, "base", conf=self.conf, patches=self.patches, log=logged.append,
-                     force=True)
+        with self.assertLogs("tools.series.series", "INFO") as logged:
+            series.apply(tree, "base", conf=self.conf, patches=self.patches, force=True)
+        said = [r.getMessage() for r in logged.records]
         self.assertEqual(git(tree, "rev-parse", "series/net/drv-fix").strip(), fix)
-        self.assertTrue(any("--force: series/net/drv-fix drops" in m for m in logged), logged)
-        self.assertIn(f"  checked out series/all in {tree} (HEAD was series/net/drv-fix)",
-                      logged)
+        self.assertTrue(any("--force: series/net/drv-fix drops" in m for m in said), said)
+        self.assertIn(f"  checked out series/all in {tree} (HEAD was series/net/drv-fix)", said)
 
     def test_wrong_base_on_dirty_tree_changes_nothing(self):
         tree = self.dirty_tree("wrong-base")

@@ -52,8 +52,7 @@ class IcountTest(unittest.TestCase):
                 mock.patch.object(icount, "run_vm", run_vm):
             data = icount.run({"base": ("B", None), "lock": ("P", "/l/dummy.ko"),
                                "patched": ("P", None)}, Path(tmp), count=20000, reps=2,
-                              boots=2, scenarios=["q2_start_xmit", "q1_noqueue"],
-                              log=lambda m: None)
+                              boots=2, scenarios=["q2_start_xmit", "q1_noqueue"])
             self.assertTrue((Path(tmp) / "icount.md").is_file())
             md = (Path(tmp) / "icount.md").read_text()
         self.assertEqual([c[0] for c in calls], ["B", "P", "P", "P", "P", "B"])
@@ -82,7 +81,7 @@ class IcountTest(unittest.TestCase):
                 mock.patch.object(icount, "run_vm", run_vm):
             with self.assertRaisesRegex(RuntimeError, "base boot 0: clocksource hpet, not tsc"):
                 icount.run({"base": ("B", None)}, Path(tmp), reps=1, boots=1,
-                           scenarios=["q1_noqueue"], log=lambda m: None)
+                           scenarios=["q1_noqueue"])
 
     def test_a_failed_boot_is_an_error(self):
         def run_vm(build, command, rwdir, **kw):
@@ -91,7 +90,7 @@ class IcountTest(unittest.TestCase):
         with tempfile.TemporaryDirectory() as tmp, \
                 mock.patch.object(icount, "run_vm", run_vm):
             with self.assertRaisesRegex(RuntimeError, "base boot 0: command exited 1"):
-                icount.run({"base": ("B", None)}, Path(tmp), log=lambda m: None)
+                icount.run({"base": ("B", None)}, Path(tmp))
 
     def test_arguments(self):
         with self.assertRaises(SystemExit):

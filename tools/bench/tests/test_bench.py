@@ -1,5 +1,6 @@
 """Benchmark driver on a stand-in UML kernel: pairing, ratios, report files."""
 
+import argparse
 import json
 import re
 import shutil
@@ -99,7 +100,7 @@ def fake_kernel(tmp, name, scale, fail="no", complete=True, tp="yes", counter=No
 class BenchTest(unittest.TestCase):
     def args(self, tmp, base, patched, reps=3, lock=None):
         """The "lock" kernel, unless given, a stand-in between base and patched."""
-        return bench.main.__globals__["argparse"].Namespace(
+        return argparse.Namespace(
             base_kernel=base, patched_kernel=patched,
             lock_kernel=lock or fake_kernel(tmp, "lock", 1.05), mqbench="/bin/true",
             out=Path(tmp) / "out",
@@ -108,8 +109,7 @@ class BenchTest(unittest.TestCase):
 
     def run_both(self, tmp, reps=3, **patched):
         return bench.run(self.args(tmp, fake_kernel(tmp, "base", 1.0),
-                                   fake_kernel(tmp, "patched", 1.1, **patched), reps),
-                         log=lambda m: None)
+                                   fake_kernel(tmp, "patched", 1.1, **patched), reps))
 
     def test_ratios_and_report(self):
         with tempfile.TemporaryDirectory() as tmp:
@@ -166,7 +166,7 @@ class BenchTest(unittest.TestCase):
         with tempfile.TemporaryDirectory() as tmp:
             args = self.args(tmp, fake_kernel(tmp, "base", 1.0), fake_kernel(tmp, "patched", 1.1))
             args.icount = record
-            data, _, _ = bench.run(args, log=lambda m: None)
+            data, _, _ = bench.run(args)
             md = (Path(tmp) / "out/bench.md").read_text()
         self.assertEqual([g["key"] for g in data["icount"]["guards"]],
                          ["S2-restore", "S2-fresh", "S2-bypass", "S3", "lltx"])
@@ -207,7 +207,7 @@ class BenchTest(unittest.TestCase):
             args = self.args(tmp, fake_kernel(tmp, "base", 1.0), fake_kernel(tmp, "patched", 1.0),
                              1)
             args.pin_vcpus = True
-            data, _, errors = bench.run(args, log=lambda m: None)
+            data, _, errors = bench.run(args)
             self.assertEqual(errors, [])
             pin = data["environment"]["vcpu_pinning"]
             # The stand-in is one thread: nothing to pin, the run goes on.
@@ -395,7 +395,7 @@ class BenchTest(unittest.TestCase):
         with tempfile.TemporaryDirectory() as tmp:
             data, _, _ = bench.run(
                 self.args(tmp, fake_kernel(tmp, "base", 1.0, tp="no"),
-                          fake_kernel(tmp, "patched", 1.0), 1), log=lambda m: None)
+                          fake_kernel(tmp, "patched", 1.0), 1))
             tps = data["environment"]["tracepoints"]
             self.assertFalse(tps["base"]["qdisc/qdisc_enqueue"])
             self.assertTrue(tps["patched"]["qdisc/qdisc_enqueue"])
@@ -469,15 +469,14 @@ class BenchTest(unittest.TestCase):
     def test_missing_result_is_an_error(self):
         with tempfile.TemporaryDirectory() as tmp:
             _, _, errors = bench.run(self.args(tmp, fake_kernel(tmp, "base", 1.0),
-                                               fake_kernel(tmp, "patched", 1.0, fail="yes"), 1),
-                                     log=lambda m: None)
+                                               fake_kernel(tmp, "patched", 1.0, fail="yes"), 1))
             self.assertTrue(any("s2_noqueue" in e and "device busy" in e for e in errors))
 
     def test_guest_that_does_not_complete_fails(self):
         with tempfile.TemporaryDirectory() as tmp:
             with self.assertRaises(RuntimeError):
                 bench.run(self.args(tmp, fake_kernel(tmp, "base", 1.0, complete=False),
-                                    fake_kernel(tmp, "patched", 1.0), 1), log=lambda m: None)
+                                    fake_kernel(tmp, "patched", 1.0), 1))
 
     def test_each_kernel_runs_only_its_scenarios(self):
         base = bench.scenarios_for("base", bench.SCENARIOS)
@@ -541,8 +540,7 @@ class BenchTest(unittest.TestCase):
         with tempfile.TemporaryDirectory() as tmp:
             fake = fake_kernel(tmp, "base", 1.0)
             fake.write_text(fake.read_text().replace('if "BENCH_DEVCOST" in env:', "if False:"))
-            _, _, errors = bench.run(self.args(tmp, fake, fake_kernel(tmp, "patched", 1.1)),
-                                     log=lambda m: None)
+            _, _, errors = bench.run(self.args(tmp, fake, fake_kernel(tmp, "patched", 1.1)))
             self.assertTrue(any("base devcost: no result" in e for e in errors), errors)
 
 
@@ -563,7 +561,7 @@ class MoreRepetitionsTest(unittest.TestCase):
         runs, c = self.fake_runs(ratios, key)
         calls = []
 
-        def fake_reps(args, kernels, out, log):
+        def fake_reps(args, kernels, out):
             calls.append(args.scenarios)
             new, _ = self.fake_runs([extra_ratio] * args.repetitions, key)
             return new, {}, {}, [["base", "patched"]] * args.repetitions, {}
@@ -572,7 +570,7 @@ class MoreRepetitionsTest(unittest.TestCase):
                                   scenarios=bench.SCENARIOS, devcost=True)
         with mock.patch.object(bench, "run_repetitions", fake_reps), \
                 mock.patch.object(bench, "COMPARISONS", [c]):
-            added = bench.more_repetitions(args, {}, Path("/nonexistent"), runs, [], lambda m: None)
+            added = bench.more_repetitions(args, {}, Path("/nonexistent"), runs, [])
         return runs, calls, added, c
 
     def test_inconclusive_target_gets_more_until_the_cap(self):

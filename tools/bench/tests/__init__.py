@@ -1,0 +1,1 @@
+"""The tests of tools/bench (host tests; the C++ ones, *_test.cpp, run under ctest)."""
