@@ -2,7 +2,8 @@
 
 For every workspace series (<prefix><tree>/<topic>, made by series.py apply)
 this works in a clone of the kernel tree (objects shared, refs and config its
-own) and runs these steps, each named in errors as "[<tree>/<topic>] <step>":
+own; one checkout, which the round trip uses too) and runs these steps, each
+named in errors as "[<tree>/<topic>] <step>":
 
   prep       branch b4/<tree>-<topic> enrolled with `b4 prep -e`: b4's cover
              commit holds the series' cover letter (the branch description),
@@ -19,8 +20,9 @@ own) and runs these steps, each named in errors as "[<tree>/<topic>] <step>":
              (series.post_order: the series it builds on is not merged yet),
              or when they carry prerequisite-patch-id lines
   roundtrip  `b4 shazam` of the mails (after those of the series it builds on,
-             unless that is merged) on a fresh worktree at the series' base:
-             the tree must be the workspace's
+             unless that is merged) on the clone's work tree checked out
+             afresh (detached, cleaned) at the series' base: the tree must be
+             the workspace's; the b4 branch is checked out again after it
 
 and, to exercise the review cycle on the b4 branch (exercise=True, the default):
 
@@ -57,12 +59,15 @@ from pathlib import Path
 
 from common import logs
 from common.cache import cache_dir
-from common.git import git_ok
+from common.git import git_ok, git_run
 from tools.series.checks import source
 from tools.series import series
 
 logger = logging.getLogger(__name__)
 
+# Worktrees of the work clone that earlier versions made beside it, a
+# kernel checkout each: the round trip's, mailflow's bot's. Removed by setup.
+LEGACY_TREES = ("roundtrip", "bot")
 MAGIC = "--- b4-submit-tracking ---"  # b4's marker in its cover commit
 ANSI_RE = re.compile(r"\x1b\[[0-9;]*m")
 REVIEWER = ("Trailer Test", "trailer-test@mqbypass.invalid")
@@ -160,7 +165,9 @@ class Flow:
         self.identity, self.conf, self.prefix = identity, conf, prefix
         self.role = (conf["SERIES_AUTHOR_NAME"], conf["SERIES_AUTHOR_EMAIL"])
         self.check_cmd, self.to_cmd, self.cc_cmd = check_cmd, to_cmd, cc_cmd
-        self.repo, self.rt = self.work / "repo", self.work / "roundtrip"
+        # One checkout: the round trip (and mailflow's bot) check out and
+        # clean the clone's work tree in turn (LEGACY_TREES: what they had).
+        self.repo = self.rt = self.work / "repo"
         self.base = series.git(self.src, "rev-parse", f"{base}^{{commit}}")
 
     # -- running b4 and git --------------------------------------------
@@ -269,7 +276,20 @@ class Flow:
                        "refs/heads/b4/").split()
         if old:  # with their b4 tracking configuration
             self.git(job, "setup", "branch", "-q", "-D", *old)
+        self.remove_legacy_trees(job)
         self.git(job, "setup", "worktree", "prune")
+
+    def remove_legacy_trees(self, job):
+        """The worktrees of the clone at work/roundtrip and work/bot that an
+        earlier version made (LEGACY_TREES), and only those; one whose
+        directory is gone is left to `git worktree prune`."""
+        legacy = {(self.work / name).resolve() for name in LEGACY_TREES}
+        listed = self.git(job, "setup", "worktree", "list", "--porcelain")
+        for line in listed.splitlines():
+            path = Path(line.removeprefix("worktree "))
+            if line.startswith("worktree ") and path.resolve() in legacy \
+                    and (path / ".git").is_file():
+                self.git(job, "setup", "worktree", "remove", "--force", "--force", path)
 
     # -- steps -------------------------------------------------------------
     def sender_chain(self, job, start):
@@ -402,40 +422,52 @@ class Flow:
 
     def apply_chain(self, job, done, step, missing, shazam, reset=None):
         """shazam(j) of the mails of the series `job` builds on (from `done`),
-        then of its own, in the roundtrip worktree (made the first time)
-        checked out afresh at the base; of its own only, on the base with it
+        then of its own, in the clone's work tree (self.rt) checked out
+        afresh (detached) at the base; of its own only, on the base with it
         merged, once that series is merged. reset(), if given, runs in the
-        worktree before the checkout. Returns the chain applied, the tree it
-        gave and that of job's workspace. A series of the chain without mails
-        is a FlowError of `step`: `missing`, its name for {}."""
+        work tree before the checkout; a shazam that fails has its git am
+        given up, so that the work tree holds no am in progress for the
+        steps after. Returns the chain applied, the tree it gave and that of
+        job's workspace. A series of the chain without mails is a FlowError
+        of `step`: `missing`, its name for {}."""
         chain = [job]
         while chain[0].depends and not chain[0].on_merged:
             dep = done.get(chain[0].depends)
             if not dep or not dep.mails:
                 raise FlowError(job.name, step, missing.format(chain[0].depends))
             chain.insert(0, dep)
-        if not (self.rt / ".git").exists():
-            shutil.rmtree(self.rt, ignore_errors=True)
-            self.git(job, step, "worktree", "add", "-q", "--detach", self.rt, self.base)
         start = chain[0].start if chain[0].on_merged else self.base
         if reset:
             reset()
         self.git(job, step, "checkout", "-q", "-f", "--detach", start, cwd=self.rt)
         self.git(job, step, "clean", "-qfdx", cwd=self.rt)
-        for j in chain:
-            shazam(j)
+        try:
+            for j in chain:
+                shazam(j)
+        except FlowError:
+            git_run(self.rt, "am", "--abort", capture="apart", timeout=60)
+            raise
         got = self.git(job, step, "rev-parse", "HEAD^{tree}", cwd=self.rt)
         want = series.git(self.src, "rev-parse", f"{job.workspace}^{{tree}}")
         return chain, got, want
 
+    def on_branch(self, job, step):
+        """b4 prep, send and trailers work on the checked-out b4 branch."""
+        self.git(job, step, "checkout", "-q", "-f", job.branch)
+
     def roundtrip(self, job, done):
         """b4 shazam of the mails of the series `job` builds on (from `done`),
-        then of its own, on a fresh worktree at the base; of its own only, on
-        the base with it merged, once that series is merged."""
-        chain, got, want = self.apply_chain(
-            job, done, "roundtrip", "needs the mails of {}, which has none",
-            lambda j: self.b4(job, "roundtrip", "shazam", "-m", j.mails[min(j.mails)],
-                              cwd=self.rt))
+        then of its own, on the work tree checked out afresh at the base; of
+        its own only, on the base with it merged, once that series is merged.
+        The b4 branch is checked out again after, for the steps after and for
+        posting by hand."""
+        try:
+            chain, got, want = self.apply_chain(
+                job, done, "roundtrip", "needs the mails of {}, which has none",
+                lambda j: self.b4(job, "roundtrip", "shazam", "-m", j.mails[min(j.mails)],
+                                  cwd=self.rt))
+        finally:
+            self.on_branch(job, "roundtrip")
         job.trees = {"workspace": want, "roundtrip": got}
         if got != want:
             raise FlowError(job.name, "roundtrip", f"tree {got} after b4 shazam of "

@@ -19,9 +19,11 @@ commits the last apply did not make (branch.<name>.seriesApplied), or with
 no such record, is refused unless --force; one checked out in a worktree
 outside the cache always is. A deleted branch's tip is printed, to restore
 it with `git branch NAME TIP`. The repositories inside ws*/ (b4's and the
-mailing list's work clones, ws/b4/repo and ws/mail/repo) are the
-tooling's, not kernel repositories of yours: they go with ws*/, branches
-and all. It refuses while a pipeline run holds the cache's lock; a dry
+mailing list's work clones, ws/b4/repo and ws/mail/repo, one checkout
+each) are the tooling's, not kernel repositories of yours: they go with
+ws*/, branches and all, and so do the worktrees earlier versions
+registered beside them (ws/b4/roundtrip, ws/mail/roundtrip, ws/mail/bot).
+It refuses while a pipeline run holds the cache's lock; a dry
 run, which only reads, does not take it.
 
 Exit status: 0 done, 1 something refused (the rest done), 2 an error."""

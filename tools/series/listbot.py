@@ -5,7 +5,7 @@ The bot polls the inbox's git (mlist.Archive: one commit per message) and
 keeps what it has seen. A mail whose subject carries [PATCH ...] starts or
 joins a series: k/N threaded under its 0/N cover letter, or a lone 1/1. A
 complete series is applied with `git am` onto the tip of its tree (the
-prefix's net or net-next; tips=) in the bot's own worktree and every patch
+prefix's net or net-next; tips=) in the work tree it is given and every patch
 checked by the checks' runner (tools/series/checks/runner.py), its bot
 subset: checkpatch, kdoc, verify_signedoff, verify_fixes. The build checks
 are not run again: the checks stage's result for a patch of the same subject
@@ -133,8 +133,10 @@ def tree_of(prefix: str) -> str:
 
 
 class Bot:
-    """Polls `archive`, applies in `worktree` (a git worktree it owns) onto
-    `tips` ({tree: commit}), posts with `post(message)`."""
+    """Polls `archive`, applies in `worktree` onto `tips` ({tree: commit}),
+    posts with `post(message)`. `worktree` is a work tree it may check out
+    and clean: it does so before each series, and needs nothing kept there
+    between two polls (mailflow gives it the work clone's checkout)."""
 
     def __init__(self, archive: Archive, worktree: str | Path, tips: dict[str, str],
                  post: Callable[[EmailMessage], object], *, known: dict[str, str] | None = None,

@@ -9,8 +9,9 @@ public-inbox-httpd serving it), every workspace series goes, in posting order
   archived  the archive holds the cover letter and every patch threaded under
             it, read back over HTTP (t.mbox.gz)
   bot       the bot's reply to the cover letter, in the archive
-  applied   `b4 shazam <cover message-id>` from the archive (b4.midmask) on a
-            clean worktree at the series' base: its tree is the workspace's
+  applied   `b4 shazam <cover message-id>` from the archive (b4.midmask) on the
+            work clone's tree checked out afresh (detached, cleaned) at the
+            series' base: its tree is the workspace's
   review    a reply with Reviewed-by: to patch 1, posted to the list
   trailer   `b4 trailers -u -F <cover>`: the Reviewed-by: taken from the archive
   v2        the cover letter with its changelog (Link: to v1 in the archive),
@@ -21,6 +22,12 @@ public-inbox-httpd serving it), every workspace series goes, in posting order
 then the bad input (bad_input()): a malformed mail, a series missing a patch,
 a patch that does not apply; the bot must answer each as such, and every
 message the SMTP server accepted must be in the archive (counted in and out).
+
+The work clone (work/repo) has one checkout, used in turn: the steps on the
+b4 branch check it out (b4flow.Flow.on_branch), applied and the bot check
+out and clean what they need. They run one after the other (the bot answers
+when a step calls settle()), and each starts from a forced checkout, so none
+sees what another left.
 
 b4 and git read a git configuration written in the work directory
 (GIT_CONFIG_GLOBAL, GIT_CONFIG_NOSYSTEM): the user's is never read or changed.
@@ -147,10 +154,6 @@ class MailFlow(b4flow.Flow):
         return msgs
 
     # -- steps -------------------------------------------------------------
-    def on_branch(self, job, step):
-        """b4 send, trailers and prep work on the checked-out b4 branch."""
-        self.git(job, step, "checkout", "-q", "-f", job.branch)
-
     def sent(self, job):
         mlist.check_loopback(self.gitconfig)
         self.on_branch(job, "sent")
@@ -293,20 +296,14 @@ class MailFlow(b4flow.Flow):
                 f"{path.name}")
 
     # -- the driver ----------------------------------------------------------
-    def bot_worktree(self):
-        path = self.work / "bot"
-        job = b4flow.Job("*", "", "", "", None, 1, "")
-        if not (path / ".git").exists():
-            shutil.rmtree(path, ignore_errors=True)
-            self.git(job, "bot", "worktree", "add", "-q", "--detach", path, self.base)
-        return path
-
     def start_bot(self, jobs):
         tips = {"net": self.base, "net-next": self.base}
         for j in jobs:  # net merged into net-next, as netdev merges them
             if j.on_merged and j.tree == "net-next":
                 tips["net-next"] = j.start
-        self.bot = listbot.Bot(self.list.archive(), self.bot_worktree(), tips,
+        # The bot works in the work clone's checkout (the module doc says why
+        # it may): it checks out and cleans it before each series it applies.
+        self.bot = listbot.Bot(self.list.archive(), self.repo, tips,
                                lambda msg: self.list.send(msg, listbot.BOT[1]),
                                known=self.known, build=self.build,
                                address=LIST_ADDRESS)

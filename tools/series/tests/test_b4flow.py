@@ -13,6 +13,7 @@ import subprocess
 import tempfile
 import unittest
 from pathlib import Path
+from unittest import mock
 
 from tools.series import b4flow
 
@@ -94,10 +95,19 @@ class B4FlowTest(unittest.TestCase):
                      "to_cmd": script(cls.tmp, "to", "echo 'Maint One <m1@example.org>'\n"),
                      "cc_cmd": script(cls.tmp, "cc", "echo netdev@vger.kernel.org\n")}
         cls.out = cls.tmp / "out"
+        cls.applied = {}  # series -> the commit its round trip gave
+        apply_chain = b4flow.Flow.apply_chain
+
+        def recorded(flow, job, *args, **kw):
+            out = apply_chain(flow, job, *args, **kw)
+            cls.applied[job.name] = git(flow.rt, "rev-parse", "HEAD")
+            return out
+
         # As after net/fix is merged into net-next: both series can be posted.
-        cls.jobs = {j.name: j for j in b4flow.run_all(
-            cls.src, "base", cls.out, prefix=PREFIX, conf=CONF,
-            identity=SENDER, work=cls.tmp / "work", merged=["net/fix"], **cls.stubs)}
+        with mock.patch.object(b4flow.Flow, "apply_chain", recorded):
+            cls.jobs = {j.name: j for j in b4flow.run_all(
+                cls.src, "base", cls.out, prefix=PREFIX, conf=CONF,
+                identity=SENDER, work=cls.tmp / "work", merged=["net/fix"], **cls.stubs)}
         cls.repo = cls.tmp / "work/repo"
 
     def mails(self, name, rev=None):
@@ -124,9 +134,55 @@ class B4FlowTest(unittest.TestCase):
             self.assertEqual(job.trees, {"workspace": want, "roundtrip": want}, name)
         # The dependent series was applied on the base with net/fix merged:
         # 3 fixes, the merge, 2 patches.
-        rt = self.repo.parent / "roundtrip"
-        self.assertEqual(git(rt, "rev-list", "--count", "base..HEAD"), "6")
-        self.assertEqual(git(rt, "rev-parse", "HEAD~2"), self.merge_commit())
+        got = self.applied["net-next/feat"]
+        self.assertEqual(git(self.repo, "rev-list", "--count", f"base..{got}"), "6")
+        self.assertEqual(git(self.repo, "rev-parse", f"{got}~2"), self.merge_commit())
+
+    def test_one_checkout_the_round_trip_in_the_clone(self):
+        """The round trip works in the clone's own checkout: no worktree
+        beside it, and the last series' b4 branch checked out again after,
+        clean, for posting by hand."""
+        flow = self.flow()
+        self.assertEqual(flow.rt, flow.repo)
+        self.assertEqual(sorted(p.name for p in (self.tmp / "work").iterdir()),
+                         ["cover.txt", "repo", "xdg-cache"])
+        self.assertEqual(git(self.repo, "worktree", "list", "--porcelain").count("worktree "), 1)
+        self.assertEqual(git(self.repo, "branch", "--show-current"), "b4/net-next-feat")
+        self.assertEqual(git(self.repo, "status", "--porcelain", "--untracked-files=no"), "")
+
+    def test_setup_removes_the_worktrees_earlier_versions_made(self):
+        """work/roundtrip and work/bot, worktrees of the clone that earlier
+        versions kept (a kernel checkout each), go at setup, also one
+        removed by hand; another worktree of the clone stays."""
+        flow = self.flow()
+        flow.setup()
+        for name in (*b4flow.LEGACY_TREES, "mine"):
+            git(flow.repo, "worktree", "add", "-q", "--detach", str(flow.work / name), "base")
+        shutil.rmtree(flow.work / "bot")  # removed by hand: its registration pruned
+        flow.setup()
+        self.assertEqual(sorted(p.name for p in flow.work.iterdir()), ["mine", "repo"])
+        listed = git(flow.repo, "worktree", "list", "--porcelain")
+        self.assertEqual(re.findall(r"(?m)^worktree .*/(\w+)$", listed), ["repo", "mine"])
+
+    def test_a_failed_shazam_leaves_no_am_in_progress(self):
+        """The round trip's git am, failing, is given up: the checkout the
+        steps after use holds no am in progress."""
+        flow = self.flow()
+        flow.setup()
+        job = flow.jobs()[0]
+        flow.prep(job)
+        mails = []
+        for f in self.mails("net/fix"):  # patch 2's context not in the tree
+            bad = flow.work / f.name
+            bad.write_text(f.read_text().replace(" int fix1;", " int not_in_the_tree;"))
+            mails.append(bad)
+        job.mails = {1: b4flow.write_mbox(mails, flow.work / "bad.mbox")}
+        with self.assertRaises(b4flow.FlowError) as err:
+            flow.roundtrip(job, {})
+        self.assertIn("Patch failed at 0002", str(err.exception))
+        rebase = git(flow.repo, "rev-parse", "--git-path", "rebase-apply")
+        self.assertFalse((flow.repo / rebase).exists())
+        self.assertEqual(git(flow.repo, "branch", "--show-current"), job.branch)
 
     def test_mails_carry_the_sender_not_the_role(self):
         files = self.mails("net/fix")

@@ -123,10 +123,12 @@ class Cleanup(Workspace):
         self.assertEqual(self.worktrees(), [str(self.linux), str(self.mine)])
         self.assertFalse(list(self.cache.glob("ws-*")))
 
-    def work_clones(self):
+    def work_clones(self, legacy=False):
         """What b4flow and mailflow leave in ws/: a clone --shared each of a
         tree whose ci/all is checked out, so on a ci/all of its own (no
-        record of an apply), its round-trip worktree registered beside it."""
+        record of an apply), with one checkout, its own. `legacy`: as
+        earlier versions left them, a round-trip worktree registered beside
+        each and the bot's beside mailflow's."""
         src = make_base(self.tmp / "series-tree")
         git(src, "checkout", "-q", "-b", "ci/all")
         clones = []
@@ -134,8 +136,8 @@ class Cleanup(Workspace):
             clone = self.cache / "ws" / name / "repo"
             subprocess.run(["rm", "-rf", str(clone)], check=True)
             git(self.cache, "clone", "-q", "--shared", str(src), str(clone))
-            git(clone, "worktree", "add", "-q", "--detach", str(clone.parent / "roundtrip"),
-                "base")
+            for tree in ("roundtrip", "bot")[:(2 if name == "mail" else 1) if legacy else 0]:
+                git(clone, "worktree", "add", "-q", "--detach", str(clone.parent / tree), "base")
             clones.append(clone)
         return src, clones
 
@@ -144,8 +146,18 @@ class Cleanup(Workspace):
         remove` of its main working tree (git refuses), no refusal of its
         ci/all; the tree it was cloned from is left alone, and a repository
         of yours is cleaned up as ever."""
+        self.check_work_clones_go_with_ws(legacy=False)
+
+    def test_work_clones_of_an_earlier_layout_go_with_ws(self):
+        """The same for a cache an earlier version left: the clones'
+        round-trip and bot worktrees beside them go with ws/ too."""
+        self.check_work_clones_go_with_ws(legacy=True)
+
+    def check_work_clones_go_with_ws(self, legacy):
         tree = self.pipeline_run()
-        src, clones = self.work_clones()
+        src, clones = self.work_clones(legacy)
+        self.assertEqual(sorted(p.name for p in (self.cache / "ws/mail").iterdir()),
+                         ["bot", "repo", "roundtrip"] if legacy else ["repo"])
         self.assertEqual(git(clones[0], "branch", "--show-current").strip(), "ci/all")
         before = (snapshot(src), self.branches(src), self.worktrees(src))
         code, out = self.cleanup("--dry-run")
