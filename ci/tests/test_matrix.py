@@ -26,6 +26,7 @@ from unittest import mock
 from ci.matrix import judge, ktap_parse, read, run, vm
 from ci.matrix.case import not_shown
 from common.paths import ROOT
+from common.programs import read_programs
 
 
 DATA = Path(__file__).resolve().parent / "data/matrix"
@@ -231,6 +232,65 @@ class ShowsByTokenTest(unittest.TestCase):
                          [])
         self.assertEqual(not_shown(shows, ["qstats not supported by the device"]),
                          ["skip 'qstats not supported by the device'"])
+
+
+class ErrnoKeyTest(unittest.TestCase):
+    """The C++ programs name a failure's errno by a "# errno: NAME" line
+    (selftests/lib KtapWriter::result()); the judge reads it alone there."""
+
+    PROSE = "QSTATS_GET scope queue for qs0: EOPNOTSUPP (Operation not supported)"
+
+    def test_key_is_read(self):
+        diag = [self.PROSE, "errno: EOPNOTSUPP"]
+        self.assertEqual(not_shown({"errno": "EOPNOTSUPP"}, diag, errno_key=True), [])
+        self.assertEqual(not_shown({"errno": ["EOPNOTSUPP", "EINVAL"]},
+                                   diag + ["errno: EINVAL"], errno_key=True), [])
+
+    def test_prose_without_the_key_shows_nothing(self):
+        # The key missing where an errno is expected fails the case.
+        self.assertEqual(not_shown({"errno": "EOPNOTSUPP"}, [self.PROSE], errno_key=True),
+                         ["errno 'EOPNOTSUPP'"])
+        # ... which the prose fallback (the tree's programs) would have taken.
+        self.assertEqual(not_shown({"errno": "EOPNOTSUPP"}, [self.PROSE]), [])
+
+    def test_key_not_prose(self):
+        diag = ["set tx 0: expected EINVAL, got EOPNOTSUPP (Operation not supported)",
+                "errno: EOPNOTSUPP"]
+        self.assertEqual(not_shown({"errno": "EINVAL"}, diag, errno_key=True),
+                         ["errno 'EINVAL'"])
+        self.assertEqual(not_shown({"errno": "EOPNOTSUPP"}, ["see errno: EOPNOTSUPP"],
+                                   errno_key=True), ["errno 'EOPNOTSUPP'"])
+
+    ENTRY = {"q": {"base": "fail", "why": "base: no qstats",
+                   "shows": {"base": {"errno": "EOPNOTSUPP"}}}}
+
+    def judge(self, text, keyed):
+        ktap = ktap_parse.parse_results(f"TAP version 13\n1..1\n{text}not ok 1 q\n")
+        return judge.judge({"base": {"p": read.ProgramRun("ktap", 1, ktap)}}, {"p": self.ENTRY},
+                           [("p", "ktap")], ["base"], errno_keyed=keyed)
+
+    def test_judged_by_the_key(self):
+        with_key = f"# {self.PROSE}\n# errno: EOPNOTSUPP\n"
+        self.assertEqual(self.judge(with_key, {"p"}).problems, [])
+        self.assertEqual(self.judge(f"# {self.PROSE}\n", {"p"}).problems, [
+            f"p: q on base: failed for another reason: {self.PROSE} "
+            "(expected to show errno 'EOPNOTSUPP')"])
+        self.assertEqual(self.judge(f"# {self.PROSE}\n", set()).problems, [])
+
+    def test_keyed_programs_are_the_cxx_ones(self):
+        listed = [("a", "ktap"), ("k", "kselftest"), ("t", "tdc")]
+        self.assertEqual(judge.errno_keyed_programs(
+            listed + [("other", "ktap")], listed), {"a"})
+        # programs.txt's kind ktap: the C++ programs, built from selftests/
+        # with selftests/lib's KTAP writer.
+        for prog in read_programs():
+            if prog.kind == "ktap":
+                with self.subTest(prog=prog.name):
+                    self.assertTrue(prog.command.startswith("@BIN@/selftests/"), prog.command)
+        keyed = judge.errno_keyed_programs([(p.name, p.kind) for p in read_programs()])
+        self.assertIn("dummy_qstats", keyed)
+        self.assertIn("churn", keyed)
+        self.assertNotIn("net.dummy_queues.py", keyed)
 
 
 class StatusTest(unittest.TestCase):
