@@ -1,7 +1,10 @@
 #!/usr/bin/env bash
 # Runs inside the VM (as root): every selftest program listed in
-# selftests/programs.txt, each program's KTAP to OUT/<name>.ktap, its exit
-# code to OUT/<name>.rc and its wall time in seconds to OUT/<name>.seconds.
+# selftests/programs.txt, each program's stdout to OUT/<name>.out (KTAP, the
+# kselftest runner's output or tdc's TAP, by its kind; written as it runs, so
+# a program still running when the VM stops leaves what it got to), its
+# stderr to OUT/<name>.stderr, its exit code to OUT/<name>.rc and its wall
+# time in seconds to OUT/<name>.seconds.
 # Exits 0 when all ran; judging is done on the host.
 # Usage: SELFTEST_KERNEL=base|patched run-in-vm.sh OUT BINDIR [KERNEL_TREE] [--only=NAME,NAME...]
 #        [--kselftests=DIR]
@@ -110,7 +113,6 @@ while read -r name kind cmd; do
 	seconds=$((SECONDS - start))
 	echo $rc > "$out/$name.rc"
 	echo $seconds > "$out/$name.seconds"
-	cp "$out/$name.out" "$out/$name.ktap"
 	sed 's/^/    /' "$out/$name.out" | tail -n 40
 	echo "### $name exit $rc after ${seconds}s"
 done < "$here/programs.txt"

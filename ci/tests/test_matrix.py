@@ -59,7 +59,7 @@ def runs(scenario, tree=""):
 
 
 def ktap_files():
-    return sorted(DATA.glob("*/*/*.ktap"))
+    return sorted(DATA.glob("*/*/*.out"))
 
 
 class ParseTest(unittest.TestCase):
@@ -74,7 +74,7 @@ class ParseTest(unittest.TestCase):
         return [ktap_parse.parse_results(text, tree) for _, tree in self.parsers()]
 
     def test_recorded_cxx_program(self):
-        text = (DATA / "good/base/dummy_channels.ktap").read_text()
+        text = (DATA / "good/base/dummy_channels.out").read_text()
         for k in self.parse(text):
             with self.subTest(parser=k.parser):
                 self.assertEqual(k.plan, 8)
@@ -86,7 +86,7 @@ class ParseTest(unittest.TestCase):
                     "(Operation not supported)"])
 
     def test_diagnostics_are_the_lines_before_the_result(self):
-        text = (DATA / "good/patched/dummy_channels.ktap").read_text()
+        text = (DATA / "good/patched/dummy_channels.out").read_text()
         for k in self.parse(text):
             with self.subTest(parser=k.parser):
                 self.assertEqual(len(k.cases["set_within_bounds"].diag), 3)
@@ -97,7 +97,7 @@ class ParseTest(unittest.TestCase):
                 self.assertFalse(any("Totals" in ln for _, r in k.results for ln in r.diag))
 
     def test_recorded_lib_py_exception(self):
-        text = (DATA / "good/base/drivers.net.dummy_queues.py.ktap").read_text()
+        text = (DATA / "good/base/drivers.net.dummy_queues.py.out").read_text()
         for k in self.parse(text):
             with self.subTest(parser=k.parser):
                 self.assertEqual([n for n, _ in k.results],
@@ -125,19 +125,19 @@ class ParseTest(unittest.TestCase):
                                  ["Check failed 1 != 2"])
 
     def test_truncated_output(self):
-        for k in self.parse((DATA / "bad/base/dummy_channels.ktap").read_text()):
+        for k in self.parse((DATA / "bad/base/dummy_channels.out").read_text()):
             with self.subTest(parser=k.parser):
                 self.assertEqual((k.plan, len(k.results)), (8, 5))
 
     def test_results_past_the_plan(self):
-        for k in self.parse((DATA / "bad/base/net.qdisc_limit_zero.py.ktap").read_text()):
+        for k in self.parse((DATA / "bad/base/net.qdisc_limit_zero.py.out").read_text()):
             with self.subTest(parser=k.parser):
                 self.assertEqual((k.plan, len(k.results)), (5, 6))
                 new = k.cases["qdisc_limit_zero.pfifo_limit_raised_sends"]
                 self.assertEqual(new.status, "pass")
 
     def test_numbering(self):
-        for k in self.parse((DATA / "bad/patched/net.qdisc_limit_zero.py.ktap").read_text()):
+        for k in self.parse((DATA / "bad/patched/net.qdisc_limit_zero.py.out").read_text()):
             with self.subTest(parser=k.parser):
                 self.assertEqual(k.problems, ["qdisc_limit_zero.codel_limit_raised_sends: "
                                               "Expected test number 4 but found 5"])
@@ -161,7 +161,7 @@ class ParseTest(unittest.TestCase):
 
 class ShowsTest(unittest.TestCase):
     def diag(self, scenario, label, prog, case):
-        path = DATA / scenario / label / f"{prog}.ktap"
+        path = DATA / scenario / label / f"{prog}.out"
         return ktap_parse.parse_results(path.read_text()).cases[case].diag
 
     def test_errno_is_its_strerror_text(self):
@@ -570,9 +570,9 @@ class RunMatrixTest(unittest.TestCase):
                 # after it left no .rc, it left the start of its output.
                 started = [p for p, _ in PROGS]
                 for prog in started[started.index(hang):]:
-                    for ext in ("rc", "ktap"):
+                    for ext in ("rc", "out"):
                         (Path(rwdir) / f"{prog}.{ext}").unlink()
-                ktap = (Path(build) / f"{hang}.ktap").read_text().splitlines(keepends=True)
+                ktap = (Path(build) / f"{hang}.out").read_text().splitlines(keepends=True)
                 (Path(rwdir) / f"{hang}.out").write_text("".join(ktap[:hang_lines]))
                 return vm.VmResult(kernel=str(build), command=command, exit_code=None,
                                    timed_out=True, seconds=1800.0, log_path=str(log_path))
