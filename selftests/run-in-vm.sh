@@ -19,6 +19,14 @@
 # devices of the namespace that mounted it; a bare unshare --net still shows
 # the initial namespace's /sys/class/net), with tracefs and debugfs under it.
 # Whatever devices a program leaves go with its namespace.
+# The C++ programs (kind ktap) make a netns again for each case
+# (selftests/lib/harness.cpp enter_own_netns()), so each case starts fresh;
+# theirs stays here too: the harness mounts tracefs and debugfs again only
+# where the namespace it starts in has them, and this one is where they are
+# sure to be (the guest's initial mount namespace need not have them:
+# fault-inject.sh and the kmemleak scan below mount them when missing).
+# Without it, what a case sees would hang on the guest's own mounts, which
+# cannot be checked without a VM (Documentation/pipeline.md).
 set -uo pipefail
 out=$1 bindir=$2 kernel_tree='' only='' ksft=''
 for arg in "${@:3}"; do

@@ -43,6 +43,11 @@ bool is_fs(const char *path, long magic)
 // A new network and mount namespace with a sysfs of that netns: mount propagation to the
 // parent off, /sys mounted again, tracefs and debugfs mounted again where they were.
 // Returns why not, or an empty string.
+// In the VM this is the second netns: selftests/run-in-vm.sh runs the program in one of its
+// own (unshare --net --mount, tracefs and debugfs mounted there), as it does for the
+// kselftests; this one gives each case a fresh one. Both stay: "where they were" is where
+// run-in-vm.sh mounted them, which the guest's initial mount namespace need not match
+// (Documentation/pipeline.md).
 std::string enter_own_netns()
 {
     const bool tracing = is_fs("/sys/kernel/tracing", TRACEFS_MAGIC);
