@@ -261,6 +261,14 @@ class ErrnoKeyTest(unittest.TestCase):
         self.assertEqual(not_shown({"errno": "EOPNOTSUPP"}, ["see errno: EOPNOTSUPP"],
                                    errno_key=True), ["errno 'EOPNOTSUPP'"])
 
+    def test_both_parsers_keep_the_key(self):
+        text = (f"TAP version 13\n1..1\n# {self.PROSE}\n# errno: EOPNOTSUPP\nnot ok 1 q\n"
+                "# Totals: pass:0 fail:1 xfail:0 xpass:0 skip:0 error:0\n")
+        for tree in ("", TREE) if TREE else ("",):
+            with self.subTest(tree=tree):
+                self.assertEqual(ktap_parse.parse_results(text, tree).cases["q"].diag,
+                                 [self.PROSE, "errno: EOPNOTSUPP"])
+
     ENTRY = {"q": {"base": "fail", "why": "base: no qstats",
                    "shows": {"base": {"errno": "EOPNOTSUPP"}}}}
 
