@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Runs inside the debug VM (as root), before run-in-vm.sh: fault_inject, the
 # n-th allocation of each request of the series failing, its KTAP to
-# OUT/fault_inject.ktap, its exit code to OUT/fault_inject.rc and its table to
+# OUT/fault_inject.out, its exit code to OUT/fault_inject.rc and its table to
 # OUT/fault-table.md (judged on the host: ci/matrix/debug_checks.py). kmemleak's
 # scan at the end of run-in-vm.sh covers this run too.
 # Usage: fault-inject.sh OUT BINDIR
@@ -15,6 +15,5 @@ timeout 2400 "$bindir/selftests/fault_inject" --table "$out/fault-table.md" \
 	> "$out/fault_inject.out" 2> "$out/fault_inject.stderr"
 rc=$?
 echo $rc > "$out/fault_inject.rc"
-cp "$out/fault_inject.out" "$out/fault_inject.ktap"
 sed 's/^/    /' "$out/fault_inject.out" | tail -n 60
 echo "### fault_inject exit $rc"

@@ -1,7 +1,10 @@
 #!/usr/bin/env bash
 # Runs inside the VM (as root): every selftest program listed in
-# selftests/programs.txt, each program's KTAP to OUT/<name>.ktap, its exit
-# code to OUT/<name>.rc and its wall time in seconds to OUT/<name>.seconds.
+# selftests/programs.txt, each program's stdout to OUT/<name>.out (KTAP, the
+# kselftest runner's output or tdc's TAP, by its kind; written as it runs, so
+# a program still running when the VM stops leaves what it got to), its
+# stderr to OUT/<name>.stderr, its exit code to OUT/<name>.rc and its wall
+# time in seconds to OUT/<name>.seconds.
 # Exits 0 when all ran; judging is done on the host.
 # Usage: SELFTEST_KERNEL=base|patched run-in-vm.sh OUT BINDIR [KERNEL_TREE] [--only=NAME,NAME...]
 #        [--kselftests=DIR]
@@ -16,6 +19,14 @@
 # devices of the namespace that mounted it; a bare unshare --net still shows
 # the initial namespace's /sys/class/net), with tracefs and debugfs under it.
 # Whatever devices a program leaves go with its namespace.
+# The C++ programs (kind ktap) make a netns again for each case
+# (selftests/lib/harness.cpp enter_own_netns()), so each case starts fresh;
+# theirs stays here too: the harness mounts tracefs and debugfs again only
+# where the namespace it starts in has them, and this one is where they are
+# sure to be (the guest's initial mount namespace need not have them:
+# fault-inject.sh and the kmemleak scan below mount them when missing).
+# Without it, what a case sees would hang on the guest's own mounts, which
+# cannot be checked without a VM (Documentation/pipeline.md).
 set -uo pipefail
 out=$1 bindir=$2 kernel_tree='' only='' ksft=''
 for arg in "${@:3}"; do
@@ -110,7 +121,6 @@ while read -r name kind cmd; do
 	seconds=$((SECONDS - start))
 	echo $rc > "$out/$name.rc"
 	echo $seconds > "$out/$name.seconds"
-	cp "$out/$name.out" "$out/$name.ktap"
 	sed 's/^/    /' "$out/$name.out" | tail -n 40
 	echo "### $name exit $rc after ${seconds}s"
 done < "$here/programs.txt"

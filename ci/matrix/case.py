@@ -1,7 +1,8 @@
 """One program and one case judged: a program's exit code, KTAP plan and
 duplicate cases (program_problems()), and a case's result against its
 entry in expectations.json, with what an expected failure must show
-(judge_case(), not_shown()).
+(judge_case(), not_shown()). An errno a C++ program failed with is read
+from its "# errno: NAME" key line, one of the tree's programs' from its prose.
 """
 
 import errno
@@ -71,6 +72,17 @@ def program_problems(kind, ktap, rc, runner=None):
     return probs
 
 
+# The key line a C++ program (selftests/lib, KtapWriter::result()) writes
+# after a failure's message for each errno it failed with: "# errno: EOPNOTSUPP",
+# "#" off in a CaseResult's diag.
+ERRNO_KEY_RE = re.compile(r"^errno: (\S+)$")
+
+
+def errno_keys(diag):
+    """The errno names of a case's "# errno: NAME" lines."""
+    return {m[1] for line in diag if (m := ERRNO_KEY_RE.match(line.strip()))}
+
+
 def _norm(text):
     return " ".join(text.split())
 
@@ -83,7 +95,10 @@ def token_re(value):
     return re.compile(rf"(?<![\w.+-]){body}(?![\w]|[.+-]\w)")
 
 
-# In "expected EINVAL, got EOPNOTSUPP (...)" and "got tx 1/1, expected tx
+# The prose fallback, for the programs that write no "errno:" key: the
+# kselftests (lib/py's exceptions, "Netlink error: Operation not supported")
+# and tc-testing are the kernel tree's code, which the matrix runs as the
+# tree has them. In "expected EINVAL, got EOPNOTSUPP (...)" and "got tx 1/1, expected tx
 # 4/4", the clause from "expected" up to a following "got" or the line's
 # end states what was wanted, not what happened.
 EXPECTED_CLAUSE_RE = re.compile(r"\bexpected\b.*?(?=[,;]?\s*\bgot\b|$)")
@@ -94,13 +109,17 @@ def got_part(line):
     return EXPECTED_CLAUSE_RE.sub(" ", line)
 
 
-def not_shown(shows, diag, skip_reason=None):
+def not_shown(shows, diag, skip_reason=None, errno_key=False):
     """What of shows ({kind: text or [texts]}) the diagnostics lack.
 
-    Every text is matched as whole tokens (token_re()). An errno is seen as
-    its name or its strerror() text, which the C++ programs ("EOPNOTSUPP
-    (Operation not supported)", bad_input's "got EOPNOTSUPP") and Python's
-    exceptions ("Netlink error: Operation not supported") print, and only in
+    errno_key: the program writes its errnos as keys (the C++ programs,
+    kind ktap): an errno is seen only in a "# errno: NAME" line
+    (errno_keys()), whatever the prose says. Else (the kernel tree's
+    programs) it is read from the prose: every text is matched as whole
+    tokens (token_re()), an errno seen as its name or its strerror() text,
+    which the programs print (Python's exceptions: "Netlink error:
+    Operation not supported"; the C++ programs' prose: "EOPNOTSUPP
+    (Operation not supported)", bad_input's "got EOPNOTSUPP"), and only in
     what was got: not in the clauses that say what was expected
     (got_part()), so "expected EOPNOTSUPP, got EINVAL (...)" shows EINVAL and
     not EOPNOTSUPP. Extack and counter texts are seen anywhere in the
@@ -109,10 +128,13 @@ def not_shown(shows, diag, skip_reason=None):
     """
     text = _norm(" ".join(diag))
     got = _norm(" ".join(got_part(line) for line in diag))
+    keys = errno_keys(diag)
     missing = []
     for kind, values in sorted(shows.items()):
         for value in [values] if isinstance(values, str) else values:
-            if kind == "errno":
+            if kind == "errno" and errno_key:
+                seen = value in keys
+            elif kind == "errno":
                 num = getattr(errno, value, None) if value.isupper() else None
                 seen = num is not None and any(
                     token_re(t).search(got) for t in (value, os.strerror(num)))
@@ -138,10 +160,11 @@ def _brief(diag, limit=240):
     return text if len(text) <= limit else "..." + text[3 - limit:]
 
 
-def judge_case(entry, label, got, control=False):
+def judge_case(entry, label, got, control=False, errno_key=False):
     """(ok, verdict, message) of one case on one kernel. entry: its
     expectations, None if expectations.json has none; got: its CaseResult,
-    None if it never ran.
+    None if it never ran; errno_key: its program names errnos by key
+    (not_shown()).
 
     got.status pass, fail, skip or xfail (lib/py's "# XFAIL"); the entry's
     pass, fail or xfail. An expected fail or xfail must show what the entry
@@ -178,7 +201,8 @@ def judge_case(entry, label, got, control=False):
             f"{label_}got {got.status}, expected a skip showing {_shown(shows)}{why}"
             if skip_shown else f"{head} showing {_shown(shows)}, not a skip{why}{skip}")
     diag = got.diag + ([got.reason] if got.status == "xfail" and got.reason else [])
-    if missing := not_shown(shows, diag, got.reason if got.status == "skip" else None):
+    if missing := not_shown(shows, diag, got.reason if got.status == "skip" else None,
+                            errno_key):
         what = {"skip": "skipped", "xfail": "xfailed"}.get(got.status, "failed")
         seen = got.reason if got.status == "skip" else _brief(diag)
         return False, "OTHER REASON", (

@@ -26,7 +26,7 @@ from pathlib import Path
 
 from ci import report
 from ci.matrix.expectations import load_expectations
-from ci.matrix.judge import judge
+from ci.matrix.judge import errno_keyed_programs, judge
 from common.paths import ROOT
 
 # The instruments each debug kernel has (kernel/configs/<name>.config).
@@ -174,8 +174,10 @@ def judge_fault_injection(run, expect=None):
     judged by expect (expectations.json unless given) as judge.judge()
     judges a program, and by the faults each passing request injected."""
     expect = load_expectations() if expect is None else expect
-    out = judge({FAULT_LABEL: {FAULT_PROGRAM: run}}, expect,
-                [(FAULT_PROGRAM, "ktap")], [FAULT_LABEL])
+    progs = [(FAULT_PROGRAM, "ktap")]
+    # fault_inject is a C++ program (selftests/), run apart from programs.txt.
+    out = judge({FAULT_LABEL: {FAULT_PROGRAM: run}}, expect, progs, [FAULT_LABEL],
+                errno_keyed=errno_keyed_programs(progs, progs))
     problems = out.problems or ([] if out.ok else [f"{FAULT_PROGRAM}: no results"])
     got = dict(run.ktap.results)
     cases = []

@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 
 from ci import report
 from ci.matrix.case import judge_case, program_problems
-from ci.matrix.expectations import expected, expected_cases, is_control
+from ci.matrix.expectations import expected, expected_cases, is_control, programs
 
 
 @dataclass
@@ -18,6 +18,16 @@ class MatrixVerdict:
     matrix: str = ""
     cases: list = field(default_factory=list)
     problems: list = field(default_factory=list)
+
+
+def errno_keyed_programs(progs, listed=None):
+    """The programs of progs that name a failure's errno by a "# errno:"
+    key line: the C++ programs, kind ktap in programs.txt (listed: its
+    [(name, kind)]), each built from selftests/ with its KtapWriter. The
+    kselftests' and tc-testing's output is the kernel tree's, which writes
+    no such key: their errnos are read from the prose."""
+    cxx = {prog for prog, kind in (programs() if listed is None else listed) if kind == "ktap"}
+    return {prog for prog, kind in progs if kind == "ktap" and prog in cxx}
 
 
 def failing_cases(run):
@@ -70,7 +80,7 @@ def tdc_note(per, labels):
 
 
 def judge(runs, expect, progs, labels, problems=None, listed_only=(), required=None,
-          not_run=None):
+          not_run=None, errno_keyed=()):
     """MatrixVerdict of the runs: {label: {program: ProgramRun}}, a kernel whose
     VM failed left out (its listed cases then never ran). problems: those
     found before (the VM boots), counted in the summary. listed_only: the
@@ -79,7 +89,10 @@ def judge(runs, expect, progs, labels, problems=None, listed_only=(), required=N
     {program: ids}} of the tdc cases each kernel must report (the tree's
     cases of the categories run, or the subset asked for). not_run: {label:
     programs} left out on a kernel as controls that passed on the patched
-    one (patched_only()): their cases show "not run (control)" there."""
+    one (patched_only()): their cases show "not run (control)" there.
+    errno_keyed: the programs whose errnos are read from their "# errno:"
+    key lines alone (errno_keyed_programs()), the others' from their prose
+    (case.not_shown())."""
     out = MatrixVerdict()
     not_run = not_run or {}
     problems = list(problems or [])
@@ -133,7 +146,7 @@ def judge(runs, expect, progs, labels, problems=None, listed_only=(), required=N
                     and case not in required.get(label, {}).get(prog, ())):
                 cells.append("not run (listed only)")
                 continue
-            ok, word, msg = judge_case(entry, label, got, control)
+            ok, word, msg = judge_case(entry, label, got, control, prog in errno_keyed)
             if not ok and label == "patched" and word_both:
                 word, msg = word_both, msg + note
             if not ok and verdict == "ok":

@@ -6,6 +6,15 @@ the tree is given and its interface fits (parse_results()), else by
 parse_ktap_without_tree(), which reads it the same way. runner_parse.py
 reads tc-testing's TAP and the kselftest runner's output into the same
 types; case.py and judge.py judge what these return.
+
+Why two readers, kept equal by ci/tests/test_matrix.py on the recorded
+outputs: kunit_parser is the kernel's own reading of KTAP, and where the
+tree has it the programs are judged by it. It cannot serve alone: it
+lives in the tree (the pipeline's own tests run on a fresh host before any
+tree is fetched), and the 6.12 and 6.1 stable trees' parsers lack the
+interface parse_kunit() calls (kunit_api_fits()). Nor can the small parser
+replace it on 7.3 without a VM run to show it: the two read nested
+subtests differently, and only the recorded outputs show them agreeing.
 """
 
 import importlib.util

@@ -1,11 +1,11 @@
 """What the programs left in a VM's results directory (run-in-vm.sh's
-OUT/<name>.{ktap,rc,seconds,stderr}): a ProgramRun each (read_program()),
-a kselftest program's read from the kselftest runner's output
-(read_kselftest()).
+OUT/<name>.{out,rc,seconds,stderr}; <name>.out is the program's stdout: KTAP,
+the kselftest runner's output or tdc's TAP by its kind): a ProgramRun each
+(read_program()), a kselftest program's read from the kselftest runner's
+output (read_kselftest()).
 """
 
 import re
-import shutil
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -25,8 +25,10 @@ class ProgramRun:
 
 def read_program(shared_dir, prog, kind, tree="", test=""):
     """The ProgramRun of prog from shared_dir (run-in-vm.sh's
-    OUT/<name>.{ktap,rc,out,stderr}); test: a kselftest program's
-    COLLECTION:TEST (read_kselftest())."""
+    OUT/<name>.{out,rc,seconds,stderr}), its stdout read as its kind
+    writes it (tdc: TAP, kselftest: the runner's output, ktap: KTAP), as
+    far as it got; test: a kselftest program's COLLECTION:TEST
+    (read_kselftest())."""
     shared_dir = Path(shared_dir)
 
     def text(ext):
@@ -42,12 +44,12 @@ def read_program(shared_dir, prog, kind, tree="", test=""):
     except ValueError:
         seconds = None
     if kind == "tdc":
-        return ProgramRun(kind, rc, parse_tdc(text("ktap")), seconds)
+        return ProgramRun(kind, rc, parse_tdc(text("out")), seconds)
     if kind == "kselftest":
-        run = read_kselftest(text("ktap"), text("stderr"), rc, test, tree)
+        run = read_kselftest(text("out"), text("stderr"), rc, test, tree)
         run.seconds = seconds
         return run
-    return ProgramRun(kind, rc, parse_results(text("ktap"), tree), seconds)
+    return ProgramRun(kind, rc, parse_results(text("out"), tree), seconds)
 
 
 NO_SUCH_TEST_RE = re.compile(r"No such test '([^']*)'")
@@ -144,12 +146,11 @@ def read_kselftest(out, stderr, rc, test, tree=""):
 
 def unfinished(shared_dir, progs, tree="", tests=None):
     """(program, message) of the program run-in-vm.sh started (its .out
-    exists) and did not finish (no .rc) when its VM stopped, or None. Its
-    output so far becomes its .ktap, as run-in-vm.sh does after a program."""
+    exists) and did not finish (no .rc) when its VM stopped, or None; its
+    last result read from its .out as far as it got."""
     d = Path(shared_dir)
     for prog, kind in progs:
         if (d / f"{prog}.out").is_file() and not (d / f"{prog}.rc").is_file():
-            shutil.copyfile(d / f"{prog}.out", d / f"{prog}.ktap")
             run = read_program(d, prog, kind, tree, (tests or {}).get(prog, ""))
             last = (f", its last result {run.ktap.results[-1][0]!r}" if run.ktap.results
                     else ", no result yet")

@@ -8,7 +8,7 @@ from pathlib import Path
 from ci import report
 from ci.matrix import vm
 from ci.matrix.expectations import TDC_STABLE_CATEGORIES, load_expectations, programs, tdc_expect
-from ci.matrix.judge import failing_cases, judge, patched_only
+from ci.matrix.judge import errno_keyed_programs, failing_cases, judge, patched_only
 from ci.matrix.kselftests import install_kselftests, kselftest_collections
 from ci.matrix.read import read_program, unfinished
 from common.cache import cache_dir
@@ -144,7 +144,8 @@ def run_matrix(kernels, outdir, bindir=CXX_BUILD, tree="", timeout=1800,
         # fails as such); after a stopped one, those that finished.
         runs[label] = {p: read_program(shared_dir, p, k, tree, tests.get(p, ""))
                        for p, k in mine if complete or (shared_dir / f"{p}.rc").is_file()}
-    out = judge(runs, expect, progs, list(kernels), problems, listed_only, required, not_run)
+    out = judge(runs, expect, progs, list(kernels), problems, listed_only, required, not_run,
+                errno_keyed_programs(progs))
     out.cases = boot_cases + out.cases
     out.matrix += install_note
     return out

@@ -62,7 +62,7 @@ class RunnerTest(unittest.TestCase):
     def test_the_runner_reads_from_a_file_too(self):
         # run-in-vm.sh's OUT/<name>.{ktap,stderr,rc,seconds}
         with tempfile.TemporaryDirectory() as tmp:
-            (Path(tmp) / f"{PROG}.ktap").write_text(runner_out(CLEAN))
+            (Path(tmp) / f"{PROG}.out").write_text(runner_out(CLEAN))
             (Path(tmp) / f"{PROG}.rc").write_text("0\n")
             (Path(tmp) / f"{PROG}.seconds").write_text("7\n")
             run = read.read_program(tmp, PROG, "kselftest", "", TEST)
@@ -167,7 +167,7 @@ class RunnerTest(unittest.TestCase):
         # a second open of /dev/stdout; the nested KTAP is gone, and the
         # program fails.
         prog = "net.qdisc_limit_zero.py"
-        text = (RECORDED / f"{prog}.ktap").read_text()
+        text = (RECORDED / f"{prog}.out").read_text()
         lines = text.splitlines(keepends=True)
         mine = [not ln.startswith("# ") or ln.startswith(("# selftests:", "# Totals"))
                 for ln in lines]

@@ -26,6 +26,7 @@ from unittest import mock
 from ci.matrix import judge, ktap_parse, read, run, vm
 from ci.matrix.case import not_shown
 from common.paths import ROOT
+from common.programs import read_programs
 
 
 DATA = Path(__file__).resolve().parent / "data/matrix"
@@ -58,7 +59,7 @@ def runs(scenario, tree=""):
 
 
 def ktap_files():
-    return sorted(DATA.glob("*/*/*.ktap"))
+    return sorted(DATA.glob("*/*/*.out"))
 
 
 class ParseTest(unittest.TestCase):
@@ -73,7 +74,7 @@ class ParseTest(unittest.TestCase):
         return [ktap_parse.parse_results(text, tree) for _, tree in self.parsers()]
 
     def test_recorded_cxx_program(self):
-        text = (DATA / "good/base/dummy_channels.ktap").read_text()
+        text = (DATA / "good/base/dummy_channels.out").read_text()
         for k in self.parse(text):
             with self.subTest(parser=k.parser):
                 self.assertEqual(k.plan, 8)
@@ -85,7 +86,7 @@ class ParseTest(unittest.TestCase):
                     "(Operation not supported)"])
 
     def test_diagnostics_are_the_lines_before_the_result(self):
-        text = (DATA / "good/patched/dummy_channels.ktap").read_text()
+        text = (DATA / "good/patched/dummy_channels.out").read_text()
         for k in self.parse(text):
             with self.subTest(parser=k.parser):
                 self.assertEqual(len(k.cases["set_within_bounds"].diag), 3)
@@ -96,7 +97,7 @@ class ParseTest(unittest.TestCase):
                 self.assertFalse(any("Totals" in ln for _, r in k.results for ln in r.diag))
 
     def test_recorded_lib_py_exception(self):
-        text = (DATA / "good/base/drivers.net.dummy_queues.py.ktap").read_text()
+        text = (DATA / "good/base/drivers.net.dummy_queues.py.out").read_text()
         for k in self.parse(text):
             with self.subTest(parser=k.parser):
                 self.assertEqual([n for n, _ in k.results],
@@ -124,19 +125,19 @@ class ParseTest(unittest.TestCase):
                                  ["Check failed 1 != 2"])
 
     def test_truncated_output(self):
-        for k in self.parse((DATA / "bad/base/dummy_channels.ktap").read_text()):
+        for k in self.parse((DATA / "bad/base/dummy_channels.out").read_text()):
             with self.subTest(parser=k.parser):
                 self.assertEqual((k.plan, len(k.results)), (8, 5))
 
     def test_results_past_the_plan(self):
-        for k in self.parse((DATA / "bad/base/net.qdisc_limit_zero.py.ktap").read_text()):
+        for k in self.parse((DATA / "bad/base/net.qdisc_limit_zero.py.out").read_text()):
             with self.subTest(parser=k.parser):
                 self.assertEqual((k.plan, len(k.results)), (5, 6))
                 new = k.cases["qdisc_limit_zero.pfifo_limit_raised_sends"]
                 self.assertEqual(new.status, "pass")
 
     def test_numbering(self):
-        for k in self.parse((DATA / "bad/patched/net.qdisc_limit_zero.py.ktap").read_text()):
+        for k in self.parse((DATA / "bad/patched/net.qdisc_limit_zero.py.out").read_text()):
             with self.subTest(parser=k.parser):
                 self.assertEqual(k.problems, ["qdisc_limit_zero.codel_limit_raised_sends: "
                                               "Expected test number 4 but found 5"])
@@ -160,7 +161,7 @@ class ParseTest(unittest.TestCase):
 
 class ShowsTest(unittest.TestCase):
     def diag(self, scenario, label, prog, case):
-        path = DATA / scenario / label / f"{prog}.ktap"
+        path = DATA / scenario / label / f"{prog}.out"
         return ktap_parse.parse_results(path.read_text()).cases[case].diag
 
     def test_errno_is_its_strerror_text(self):
@@ -231,6 +232,73 @@ class ShowsByTokenTest(unittest.TestCase):
                          [])
         self.assertEqual(not_shown(shows, ["qstats not supported by the device"]),
                          ["skip 'qstats not supported by the device'"])
+
+
+class ErrnoKeyTest(unittest.TestCase):
+    """The C++ programs name a failure's errno by a "# errno: NAME" line
+    (selftests/lib KtapWriter::result()); the judge reads it alone there."""
+
+    PROSE = "QSTATS_GET scope queue for qs0: EOPNOTSUPP (Operation not supported)"
+
+    def test_key_is_read(self):
+        diag = [self.PROSE, "errno: EOPNOTSUPP"]
+        self.assertEqual(not_shown({"errno": "EOPNOTSUPP"}, diag, errno_key=True), [])
+        self.assertEqual(not_shown({"errno": ["EOPNOTSUPP", "EINVAL"]},
+                                   diag + ["errno: EINVAL"], errno_key=True), [])
+
+    def test_prose_without_the_key_shows_nothing(self):
+        # The key missing where an errno is expected fails the case.
+        self.assertEqual(not_shown({"errno": "EOPNOTSUPP"}, [self.PROSE], errno_key=True),
+                         ["errno 'EOPNOTSUPP'"])
+        # ... which the prose fallback (the tree's programs) would have taken.
+        self.assertEqual(not_shown({"errno": "EOPNOTSUPP"}, [self.PROSE]), [])
+
+    def test_key_not_prose(self):
+        diag = ["set tx 0: expected EINVAL, got EOPNOTSUPP (Operation not supported)",
+                "errno: EOPNOTSUPP"]
+        self.assertEqual(not_shown({"errno": "EINVAL"}, diag, errno_key=True),
+                         ["errno 'EINVAL'"])
+        self.assertEqual(not_shown({"errno": "EOPNOTSUPP"}, ["see errno: EOPNOTSUPP"],
+                                   errno_key=True), ["errno 'EOPNOTSUPP'"])
+
+    def test_both_parsers_keep_the_key(self):
+        text = (f"TAP version 13\n1..1\n# {self.PROSE}\n# errno: EOPNOTSUPP\nnot ok 1 q\n"
+                "# Totals: pass:0 fail:1 xfail:0 xpass:0 skip:0 error:0\n")
+        for tree in ("", TREE) if TREE else ("",):
+            with self.subTest(tree=tree):
+                self.assertEqual(ktap_parse.parse_results(text, tree).cases["q"].diag,
+                                 [self.PROSE, "errno: EOPNOTSUPP"])
+
+    ENTRY = {"q": {"base": "fail", "why": "base: no qstats",
+                   "shows": {"base": {"errno": "EOPNOTSUPP"}}}}
+
+    def judge(self, text, keyed):
+        ktap = ktap_parse.parse_results(f"TAP version 13\n1..1\n{text}not ok 1 q\n")
+        return judge.judge({"base": {"p": read.ProgramRun("ktap", 1, ktap)}}, {"p": self.ENTRY},
+                           [("p", "ktap")], ["base"], errno_keyed=keyed)
+
+    def test_judged_by_the_key(self):
+        with_key = f"# {self.PROSE}\n# errno: EOPNOTSUPP\n"
+        self.assertEqual(self.judge(with_key, {"p"}).problems, [])
+        self.assertEqual(self.judge(f"# {self.PROSE}\n", {"p"}).problems, [
+            f"p: q on base: failed for another reason: {self.PROSE} "
+            "(expected to show errno 'EOPNOTSUPP')"])
+        self.assertEqual(self.judge(f"# {self.PROSE}\n", set()).problems, [])
+
+    def test_keyed_programs_are_the_cxx_ones(self):
+        listed = [("a", "ktap"), ("k", "kselftest"), ("t", "tdc")]
+        self.assertEqual(judge.errno_keyed_programs(
+            listed + [("other", "ktap")], listed), {"a"})
+        # programs.txt's kind ktap: the C++ programs, built from selftests/
+        # with selftests/lib's KTAP writer.
+        for prog in read_programs():
+            if prog.kind == "ktap":
+                with self.subTest(prog=prog.name):
+                    self.assertTrue(prog.command.startswith("@BIN@/selftests/"), prog.command)
+        keyed = judge.errno_keyed_programs([(p.name, p.kind) for p in read_programs()])
+        self.assertIn("dummy_qstats", keyed)
+        self.assertIn("churn", keyed)
+        self.assertNotIn("net.dummy_queues.py", keyed)
 
 
 class StatusTest(unittest.TestCase):
@@ -510,9 +578,9 @@ class RunMatrixTest(unittest.TestCase):
                 # after it left no .rc, it left the start of its output.
                 started = [p for p, _ in PROGS]
                 for prog in started[started.index(hang):]:
-                    for ext in ("rc", "ktap"):
+                    for ext in ("rc", "out"):
                         (Path(rwdir) / f"{prog}.{ext}").unlink()
-                ktap = (Path(build) / f"{hang}.ktap").read_text().splitlines(keepends=True)
+                ktap = (Path(build) / f"{hang}.out").read_text().splitlines(keepends=True)
                 (Path(rwdir) / f"{hang}.out").write_text("".join(ktap[:hang_lines]))
                 return vm.VmResult(kernel=str(build), command=command, exit_code=None,
                                    timed_out=True, seconds=1800.0, log_path=str(log_path))

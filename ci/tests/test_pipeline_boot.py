@@ -27,7 +27,7 @@ GOOD_RUN = {
     "debug": {
         "patched-console.log": test_debug_checks.DEBUG_CONSOLE,
         "patched/instruments": test_debug_checks.DEBUG_DUMP,
-        "patched/fault_inject.ktap": test_debug_checks.fault_ktap(
+        "patched/fault_inject.out": test_debug_checks.fault_ktap(
             [(n, True) for n in debug_checks.FAULT_REQUESTS]),
         "patched/fault_inject.rc": "0\n",
         "patched/fault-table.md": "| request | sites |\n",
@@ -132,13 +132,13 @@ class VmDebugTest(unittest.TestCase):
     def test_a_fault_injection_failure_fails_the_stage(self):
         results = [(n, n != "limit0_codel") for n in debug_checks.FAULT_REQUESTS]
         _, _, _, failed = self.run_stage({"debug": True, "kcsan": True}, {"debug": {
-            "patched/fault_inject.ktap": test_debug_checks.fault_ktap(results),
+            "patched/fault_inject.out": test_debug_checks.fault_ktap(results),
             "patched/fault_inject.rc": "1\n"}})
         self.assertIn("fault_inject: limit0_codel on patched: control, got fail", failed)
 
     def test_fault_injection_that_never_ran_fails_the_stage(self):
         _, _, _, failed = self.run_stage({"debug": True, "kcsan": True}, {"debug": {
-            "patched/fault_inject.ktap": None, "patched/fault_inject.rc": None}})
+            "patched/fault_inject.out": None, "patched/fault_inject.rc": None}})
         self.assertIn("fault injection: fault_inject on patched: no exit code recorded", failed)
 
     def test_a_failing_config_fails_the_stage(self):

@@ -357,7 +357,7 @@ class RunMatrixTdcTest(unittest.TestCase):
             rc, text = outputs[label](m[1].split() if m else None)
             Path(rwdir).mkdir(parents=True, exist_ok=True)
             (Path(rwdir) / "tc-testing.rc").write_text(f"{rc}\n")
-            (Path(rwdir) / "tc-testing.ktap").write_text(text)
+            (Path(rwdir) / "tc-testing.out").write_text(text)
             (Path(rwdir) / "complete").write_text("done\n")
             return vm.VmResult(kernel=str(build), command=command, exit_code=0,
                                timed_out=False, seconds=1.0, log_path=str(log_path))

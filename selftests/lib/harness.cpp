@@ -43,6 +43,11 @@ bool is_fs(const char *path, long magic)
 // A new network and mount namespace with a sysfs of that netns: mount propagation to the
 // parent off, /sys mounted again, tracefs and debugfs mounted again where they were.
 // Returns why not, or an empty string.
+// In the VM this is the second netns: selftests/run-in-vm.sh runs the program in one of its
+// own (unshare --net --mount, tracefs and debugfs mounted there), as it does for the
+// kselftests; this one gives each case a fresh one. Both stay: "where they were" is where
+// run-in-vm.sh mounted them, which the guest's initial mount namespace need not match
+// (Documentation/pipeline.md).
 std::string enter_own_netns()
 {
     const bool tracing = is_fs("/sys/kernel/tracing", TRACEFS_MAGIC);
@@ -119,11 +124,14 @@ CaseResult run_body(const Case &c)
     return r;
 }
 
-// A result on the pipe: "<p|f|s><length>:<message>".
+// A result on the pipe: "<p|f|s><length>[e<errno>...]:<message>".
 std::string encode(const CaseResult &r)
 {
     const char tag = r.result == Result::pass ? 'p' : r.result == Result::fail ? 'f' : 's';
-    return concat(tag, r.message.size(), ":", r.message);
+    std::string errnos;
+    for (const int e : r.errnos)
+        errnos += concat("e", e);
+    return concat(tag, r.message.size(), errnos, ":", r.message);
 }
 
 // Takes one whole record off the front of buf, if there is one.
@@ -132,9 +140,17 @@ std::optional<CaseResult> decode(std::string &buf)
     const std::size_t colon = buf.find(':');
     if (buf.empty() || colon == std::string::npos)
         return std::nullopt;
-    const std::size_t len = std::stoul(buf.substr(1, colon - 1));
+    const std::string head = buf.substr(1, colon - 1);
+    std::size_t pos = 0;
+    const std::size_t len = std::stoul(head, &pos);
     if (buf.size() < colon + 1 + len)
         return std::nullopt;
+    std::vector<int> errnos;
+    while (pos < head.size() && head[pos] == 'e') {
+        std::size_t used = 0;
+        errnos.push_back(std::stoi(head.substr(pos + 1), &used));
+        pos += 1 + used;
+    }
     std::string msg = buf.substr(colon + 1, len);
     const char tag = buf[0];
     buf.erase(0, colon + 1 + len);
@@ -142,7 +158,7 @@ std::optional<CaseResult> decode(std::string &buf)
         return CaseResult::pass(std::move(msg));
     if (tag == 's')
         return CaseResult::skip(std::move(msg));
-    return CaseResult::fail(std::move(msg));
+    return CaseResult::fail(std::move(msg), std::move(errnos));
 }
 
 // The initial namespaces (pid 1's network and mount namespaces, whose sysfs shows that

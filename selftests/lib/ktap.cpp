@@ -1,6 +1,9 @@
 #include "ktap.hpp"
 
+#include <algorithm>
 #include <iostream>
+
+#include "nl.hpp" // netutil::nl::errno_name
 
 namespace ksft {
 namespace {
@@ -67,6 +70,10 @@ void KtapWriter::result(std::string_view name, const CaseResult &outcome)
         break;
     case Result::fail:
         diag(outcome.message.empty() ? std::string("failed") : outcome.message);
+        for (auto e = outcome.errnos.begin(); e != outcome.errnos.end(); ++e) {
+            if (*e > 0 && std::find(outcome.errnos.begin(), e, *e) == e)
+                out_ << "# " << kErrnoKey << ": " << netutil::nl::errno_name(*e) << '\n';
+        }
         not_ok(name);
         break;
     case Result::skip:

@@ -14,10 +14,10 @@ struct DemoRun {
     int status = 0;
 };
 
-DemoRun run_demo(const std::string &args = {})
+DemoRun run_demo(const std::string &args = {}, const std::string &demo = HARNESS_DEMO)
 {
     DemoRun r;
-    FILE *p = popen((std::string(HARNESS_DEMO) + " " + args).c_str(), "r");
+    FILE *p = popen((demo + " " + args).c_str(), "r");
     if (p == nullptr)
         return r;
     char buf[4096];
@@ -79,6 +79,24 @@ TEST(Harness, RunsOneCase)
     const DemoRun r = run_demo("--case passes_after");
     EXPECT_EQ(r.out, "TAP version 13\n1..1\nok 1 passes_after\n"
                      "# Totals: pass:1 fail:0 xfail:0 xpass:0 skip:0 error:0\n");
+}
+
+// A failure's errnos cross from the case's process to the "# errno: NAME" key lines after its
+// message, once each; a failure without one has none. The host's judge reads the key alone
+// for these programs (ci/matrix/case.py): without it an expected errno is not shown.
+TEST(Harness, FailureNamesItsErrnoAsAKey)
+{
+    if (geteuid() != 0)
+        GTEST_SKIP() << "a network namespace per case needs root";
+    const DemoRun r = run_demo({}, ERRNO_DEMO);
+    EXPECT_EQ(r.out, "TAP version 13\n1..2\n"
+                     "# QSTATS_GET: EOPNOTSUPP (Operation not supported)\n"
+                     "# errno: EOPNOTSUPP\n"
+                     "# errno: EINVAL\n"
+                     "not ok 1 fails_with_errno\n"
+                     "# no errno\n"
+                     "not ok 2 fails_without_errno\n"
+                     "# Totals: pass:0 fail:2 xfail:0 xpass:0 skip:0 error:0\n");
 }
 
 TEST(Harness, NotRootSkipsAll)

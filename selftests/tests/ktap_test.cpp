@@ -1,3 +1,4 @@
+#include <cerrno>
 #include <sstream>
 #include <stdexcept>
 #include <string>
@@ -79,6 +80,26 @@ TEST(KtapWriter, ExitCodes)
         w.skip("c", "r");
         EXPECT_EQ(w.exit_code(), 1);
     }
+}
+
+// A failure with errnos: its message, then one "# errno: NAME" key line per errno (once each),
+// then "not ok"; the host's judge (ci/matrix/case.py) reads the key.
+TEST(KtapWriter, FailureNamesItsErrnoAsAKey)
+{
+    std::ostringstream out;
+    KtapWriter w(out);
+    w.result("a", CaseResult::fail("QSTATS_GET: EOPNOTSUPP (Operation not supported)",
+                                   {EOPNOTSUPP, EINVAL, EOPNOTSUPP}));
+    w.result("b", CaseResult::fail("no errno"));
+    w.result("c", CaseResult::pass("a note"));
+    EXPECT_EQ(out.str(), "# QSTATS_GET: EOPNOTSUPP (Operation not supported)\n"
+                         "# errno: EOPNOTSUPP\n"
+                         "# errno: EINVAL\n"
+                         "not ok 1 a\n"
+                         "# no errno\n"
+                         "not ok 2 b\n"
+                         "# a note\n"
+                         "ok 3 c\n");
 }
 
 TEST(Concat, ConcatenatesValues)

@@ -230,6 +230,7 @@ CaseResult summary()
     if (f.error)
         return *f.error;
     std::vector<std::string> problems;
+    std::vector<int> errnos; // of the problems, for the "# errno:" lines
     std::string msg = concat(f.replay(), "\n");
     for (churn::OpKind k : churn::kOpKinds) {
         const KindStats &s = f.stats(k);
@@ -238,8 +239,13 @@ CaseResult summary()
         if (s.live + s.held > 0)
             continue;
         std::string why = s.first_error;
-        if (s.skipped > 0 && k == churn::OpKind::channels)
+        int err = s.first_errno;
+        if (s.skipped > 0 && k == churn::OpKind::channels) {
             why = f.no_channels;
+            err = f.no_channels_errno;
+        }
+        if (err != 0)
+            errnos.push_back(err);
         problems.push_back(concat(churn::op_name(k), " never changed",
                                   why.empty() ? std::string() : concat(": ", why)));
     }
@@ -247,8 +253,11 @@ CaseResult summary()
         problems.emplace_back("no filter was deleted");
     if (f.limit0_sent == 0)
         problems.emplace_back("no limit of 0 was set");
-    if (!f.no_qstats.empty())
+    if (!f.no_qstats.empty()) {
         problems.push_back(concat("per-queue statistics never checked: ", f.no_qstats));
+        if (f.no_qstats_errno != 0)
+            errnos.push_back(f.no_qstats_errno);
+    }
     const churn::Ledger &t = f.totals;
     msg += concat(f.phases_run, " phases, ", f.phases_failed, " failed; senders: ", t.sent,
                   " sent, ", t.nobufs, " ENOBUFS; link tx_packets +", t.link_tx, ", tx_dropped +",
@@ -262,7 +271,7 @@ CaseResult summary()
         return CaseResult::pass(msg);
     for (const std::string &p : problems)
         msg += concat("\nFAIL: ", p);
-    return CaseResult::fail(msg);
+    return CaseResult::fail(msg, errnos);
 }
 
 } // namespace

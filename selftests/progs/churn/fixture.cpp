@@ -55,14 +55,17 @@ std::unique_ptr<Fixture> build_fixture()
     f->ethtool = std::make_unique<netutil::ethtool::Ethtool>();
     f->nd = std::make_unique<netdev::Netdev>();
     netutil::ethtool::Channels ch;
-    if (Status st = f->ethtool->channels_get(f->name, ch); !st.ok())
+    if (Status st = f->ethtool->channels_get(f->name, ch); !st.ok()) {
         f->no_channels = concat("ETHTOOL_MSG_CHANNELS_GET: ", st.str());
-    else if (ch.tx_max != queues || ch.tx_count != queues)
+        f->no_channels_errno = st.err;
+    } else if (ch.tx_max != queues || ch.tx_count != queues)
         f->error = CaseResult::fail(concat("CHANNELS_GET: tx ", ch.tx_count, " of ", ch.tx_max,
                                            ", expected ", queues, " of ", queues));
     netdev::QStats qs;
-    if (Status st = f->nd->device_stats(f->ifindex, qs); !st.ok())
+    if (Status st = f->nd->device_stats(f->ifindex, qs); !st.ok()) {
         f->no_qstats = concat("QSTATS_GET: ", st.str());
+        f->no_qstats_errno = st.err;
+    }
     if (f->error)
         return f;
 

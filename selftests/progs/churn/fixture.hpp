@@ -26,6 +26,7 @@ struct KindStats {
     unsigned skipped = 0;
     unsigned failed = 0;
     std::string first_error;
+    int first_errno = 0; // of first_error
 };
 
 // A reading taken with the senders paused.
@@ -47,9 +48,11 @@ struct Fixture {
     int ifindex = 0;
     std::unique_ptr<netutil::ethtool::Ethtool> ethtool;
     std::unique_ptr<netdev::Netdev> nd;
-    std::string no_channels; // why channels cannot change; empty if they can
-    std::string no_qstats;   // why qstats cannot be read; empty if they can
-    std::string no_clsact;   // why clsact is missing; empty if present
+    std::string no_channels;   // why channels cannot change; empty if they can
+    std::string no_qstats;     // why qstats cannot be read; empty if they can
+    int no_channels_errno = 0; // the errno of no_channels
+    int no_qstats_errno = 0;   // the errno of no_qstats
+    std::string no_clsact;     // why clsact is missing; empty if present
     churn::State state;
     std::unique_ptr<Senders> senders;
     Reading last;

@@ -117,8 +117,10 @@ private:
         const std::string tag = held ? "[held] " : "[live] ";
         if (!st.ok()) {
             ++ks.failed;
-            if (ks.first_error.empty())
+            if (ks.first_error.empty()) {
                 ks.first_error = concat(what, ": ", st.str());
+                ks.first_errno = st.err;
+            }
             log_.push_back(concat("  ", tag, what, ": ", st.str()));
             problems_.push_back(concat(what, ": ", st.str()));
             return;

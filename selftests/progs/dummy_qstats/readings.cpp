@@ -104,7 +104,7 @@ std::optional<CaseResult> snapshot_error(const Snapshot &s, std::string_view dev
         std::string msg = concat(what, " for ", dev, ": ", st->str());
         if (st->err == EOPNOTSUPP)
             msg += " (the driver reports no queue statistics)";
-        return CaseResult::fail(msg);
+        return CaseResult::fail(msg, {st->err});
     }
     return std::nullopt;
 }
