@@ -167,7 +167,7 @@ class Flow:
         self.check_cmd, self.to_cmd, self.cc_cmd = check_cmd, to_cmd, cc_cmd
         # One checkout: the round trip (and mailflow's bot) check out and
         # clean the clone's work tree in turn (LEGACY_TREES: what they had).
-        self.repo = self.rt = self.work / "repo"
+        self.repo = self.work / "repo"
         self.base = series.git(self.src, "rev-parse", f"{base}^{{commit}}")
 
     # -- running b4 and git --------------------------------------------
@@ -422,7 +422,7 @@ class Flow:
 
     def apply_chain(self, job, done, step, missing, shazam, reset=None):
         """shazam(j) of the mails of the series `job` builds on (from `done`),
-        then of its own, in the clone's work tree (self.rt) checked out
+        then of its own, in the clone's work tree (self.repo) checked out
         afresh (detached) at the base; of its own only, on the base with it
         merged, once that series is merged. reset(), if given, runs in the
         work tree before the checkout; a shazam that fails has its git am
@@ -439,15 +439,15 @@ class Flow:
         start = chain[0].start if chain[0].on_merged else self.base
         if reset:
             reset()
-        self.git(job, step, "checkout", "-q", "-f", "--detach", start, cwd=self.rt)
-        self.git(job, step, "clean", "-qfdx", cwd=self.rt)
+        self.git(job, step, "checkout", "-q", "-f", "--detach", start, cwd=self.repo)
+        self.git(job, step, "clean", "-qfdx", cwd=self.repo)
         try:
             for j in chain:
                 shazam(j)
         except FlowError:
-            git_run(self.rt, "am", "--abort", capture="apart", timeout=60)
+            git_run(self.repo, "am", "--abort", capture="apart", timeout=60)
             raise
-        got = self.git(job, step, "rev-parse", "HEAD^{tree}", cwd=self.rt)
+        got = self.git(job, step, "rev-parse", "HEAD^{tree}", cwd=self.repo)
         want = series.git(self.src, "rev-parse", f"{job.workspace}^{{tree}}")
         return chain, got, want
 
@@ -465,7 +465,7 @@ class Flow:
             chain, got, want = self.apply_chain(
                 job, done, "roundtrip", "needs the mails of {}, which has none",
                 lambda j: self.b4(job, "roundtrip", "shazam", "-m", j.mails[min(j.mails)],
-                                  cwd=self.rt))
+                                  cwd=self.repo))
         finally:
             self.on_branch(job, "roundtrip")
         job.trees = {"workspace": want, "roundtrip": got}

@@ -211,8 +211,8 @@ class MailFlow(b4flow.Flow):
         # A shazam that failed before leaves its git am half done: given up first.
         _, got, want = self.apply_chain(
             job, done, "applied", "needs {} on the list first",
-            lambda j: self.b4net(job, "applied", "shazam", j.mails[min(j.mails)], cwd=self.rt),
-            reset=lambda: git_run(self.rt, "am", "--abort", capture="apart", timeout=60))
+            lambda j: self.b4net(job, "applied", "shazam", j.mails[min(j.mails)], cwd=self.repo),
+            reset=lambda: git_run(self.repo, "am", "--abort", capture="apart", timeout=60))
         job.trees = {"workspace": want, "archive": got}
         if got != want:
             raise b4flow.FlowError(job.name, "applied", f"tree {got} after b4 shazam from the "

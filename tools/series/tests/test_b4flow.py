@@ -100,7 +100,7 @@ class B4FlowTest(unittest.TestCase):
 
         def recorded(flow, job, *args, **kw):
             out = apply_chain(flow, job, *args, **kw)
-            cls.applied[job.name] = git(flow.rt, "rev-parse", "HEAD")
+            cls.applied[job.name] = git(flow.repo, "rev-parse", "HEAD")
             return out
 
         # As after net/fix is merged into net-next: both series can be posted.
@@ -143,7 +143,6 @@ class B4FlowTest(unittest.TestCase):
         beside it, and the last series' b4 branch checked out again after,
         clean, for posting by hand."""
         flow = self.flow()
-        self.assertEqual(flow.rt, flow.repo)
         self.assertEqual(sorted(p.name for p in (self.tmp / "work").iterdir()),
                          ["cover.txt", "repo", "xdg-cache"])
         self.assertEqual(git(self.repo, "worktree", "list", "--porcelain").count("worktree "), 1)
