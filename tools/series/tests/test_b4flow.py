@@ -142,7 +142,6 @@ class B4FlowTest(unittest.TestCase):
         """The round trip works in the clone's own checkout: no worktree
         beside it, and the last series' b4 branch checked out again after,
         clean, for posting by hand."""
-        flow = self.flow()
         self.assertEqual(sorted(p.name for p in (self.tmp / "work").iterdir()),
                          ["cover.txt", "repo", "xdg-cache"])
         self.assertEqual(git(self.repo, "worktree", "list", "--porcelain").count("worktree "), 1)
