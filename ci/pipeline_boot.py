@@ -45,8 +45,8 @@ VM_DEBUG_TIMEOUT = 3 * 3600
 # expectations.TDC_TEST_CATEGORIES on the patched kernel, and on base only
 # the listed cases and those that failed on patched (run_matrix()). Seconds
 # per VM and for tdc inside it (TCG, 2 vCPUs; measured: pipeline.md).
-VM_TIMEOUT = {"main": 2 * 3600, "test": 1800}
-TDC_TIMEOUT = {"main": 6000, "test": 1200}
+VM_TIMEOUT = {"main": 2 * 3600, "test": 2700}
+TDC_TIMEOUT = {"main": 6000, "test": 1800}
 
 
 def kunit_cases(prefix: str, res: uml.KunitResult) -> list[report.Case]:

@@ -8,68 +8,191 @@
 # TDC_IPROUTE2: a directory holding the ip and tc tdc runs (tdc's
 # NAMES['IP'], NAMES['TC'] and first in PATH): the iproute2 of the kernel's
 # version (ci/setup-host.sh); without it, the host's.
+# MODPROBE, SYSCTL: the commands that load modules and set sysctls (the
+# host's tests give stand-ins: the script changes the kernel it runs on).
 set -euo pipefail
+modprobe=${MODPROBE:-modprobe}
+sysctl=${SYSCTL:-sysctl}
 tree=$1
 shift
 cd "$tree/tools/testing/selftests/tc-testing"
 # netdevsim's sysfs bus (mq cases) exists only once the module is loaded;
 # the qdisc modules would autoload, loading them here names a missing one.
-modprobe -a netdevsim sch_codel sch_fq_codel sch_sfq sch_tbf
+"$modprobe" -a netdevsim sch_codel sch_fq_codel sch_sfq sch_tbf
+# Then every module the tree's tdc.sh loads before its run, as netdev CI
+# runs it: sch_teql registers its qdiscs as "teql0", which nothing
+# autoloads (84a0 "Create TEQL with default setting" fails without it, and
+# its teardown failure skips the file's other cases). One the kernel lacks
+# is skipped, as tdc.sh skips it.
+if [ -f tdc.sh ]; then
+	sed -nE 's/^(try_)?modprobe +([[:alnum:]_]+)$/\2/p' tdc.sh | while read -r module; do
+		"$modprobe" -q "$module" 2> /dev/null || echo "$0: no module $module" >&2
+	done
+fi
+# No IPv6 router solicitations from the cases' devices: a device up sends
+# one about a second after it comes up and every 4 s after, and a case
+# slower than that under TCG (most of its steps fork a tc) counts it among
+# its own packets: 70 bytes more on red under qfq (7a5f), 3 x 70 on netem
+# with duplicate (8c17), a drop more on pfifo_head_drop limit 0 (d774) and
+# on qfq (5993). tdc makes a namespace per case: it takes the initial
+# namespace's settings (devconf_inherit_init_net=1), not the defaults.
+"$sysctl" -qw net.core.devconf_inherit_init_net=1 net.ipv6.conf.default.rtr_solicits=0 \
+	net.ipv6.conf.all.rtr_solicits=0
 # Debian's interpreter: it has python3-pyroute2 and python3-scapy. tdc's
 # scripts (4d6f: scripts/sfq_rejects_limit_1.py) run "env python3": /usr/bin
 # first, not a python3 of the host's PATH without pyroute2. The tree
-# is read-only in the VM: tdc's own copy of the results goes to a tmpfs.
-results=$(mktemp -d)/tc-testing.tap
-# 6.1's tdc.py has no -J (parallel runs): it runs the cases one by one.
-jobs=()
-grep -q -- "--multiprocess" tdc.py && jobs=(-J "$(nproc)")
+# is read-only in the VM: tdc's own copies of the results, each run's
+# output and tdc_config_local.py go to a tmpfs.
+work=$(mktemp -d)
 export PATH=/usr/sbin:/usr/bin:/sbin:/bin:$PATH
+# iproute2 DIR: ip and tc of setup-host.sh's layout (DIR/../root: sid's
+# binaries and glibc) copied with every library they load into the tmpfs,
+# each run by the loader with one library directory; their directory. tdc
+# runs ip and tc some 10,000 times for qdisc and filter, and from the
+# host's file system (virtiofs) each took 420 ms under TCG, from the tmpfs
+# 130 ms (the host's own tc 125 ms; Documentation/pipeline.md).
+iproute2() {
+	local root=$1/../root tool
+	local lib=$root/usr/lib/x86_64-linux-gnu out=$work/iproute2
+	mkdir -p "$out/lib" "$out/bin"
+	for tool in ip tc; do
+		"$lib/ld-linux-x86-64.so.2" --list --library-path \
+			"$lib:/usr/lib/x86_64-linux-gnu:/lib/x86_64-linux-gnu" "$root/usr/sbin/$tool"
+	done | awk '$2 == "=>" { print $3 }' | sort -u | xargs -r cp -L -t "$out/lib"
+	cp "$lib/ld-linux-x86-64.so.2" "$out/lib/"
+	cp -r "$lib/tc" "$out/lib/tc"
+	for tool in ip tc; do
+		cp "$root/usr/sbin/$tool" "$out/$tool"
+		printf '#!/bin/sh\nTC_LIB_DIR=%s exec %s --argv0 %s --glibc-hwcaps-mask none --library-path %s %s "$@"\n' \
+			"$out/lib/tc" "$out/lib/ld-linux-x86-64.so.2" "$tool" "$out/lib" "$out/$tool" \
+			> "$out/bin/$tool"
+		chmod 755 "$out/bin/$tool"
+	done
+	echo "$out/bin"
+}
 if [ -n "${TDC_IPROUTE2:-}" ]; then
 	for tool in ip tc; do
 		[ -x "$TDC_IPROUTE2/$tool" ] || { echo "$0: no $TDC_IPROUTE2/$tool" >&2; exit 2; }
 	done
+	if [ -x "$TDC_IPROUTE2/../root/usr/sbin/tc" ]; then
+		TDC_IPROUTE2=$(iproute2 "$TDC_IPROUTE2")
+	fi
 	# tdc_config.py takes EXTRA_NAMES from a tdc_config_local module.
-	local_dir=$(dirname "$results")
 	printf 'EXTRA_NAMES = {"TC": "%s/tc", "IP": "%s/ip"}\n' "$TDC_IPROUTE2" "$TDC_IPROUTE2" \
-		> "$local_dir/tdc_config_local.py"
-	export PYTHONPATH=$local_dir${PYTHONPATH:+:$PYTHONPATH}
+		> "$work/tdc_config_local.py"
+	export PYTHONPATH=$work${PYTHONPATH:+:$PYTHONPATH}
 	export PATH=$TDC_IPROUTE2:$PATH
 	"$TDC_IPROUTE2/tc" -V >&2
 fi
-# One tdc run per test file, "### tdc run: FILE" before it and "### tdc
-# run: FILE exit RC" after (ci/matrix/runner_parse.py parse_tdc() reads
-# them as one): when a case's teardown fails, tdc stops its run (and with
-# -J loses every result of it), which then costs that file's cases, not the
-# suite's. The cases: those of the categories ("all": every case, as tdc.sh
-# runs them), or TDC_IDS. TDC_FILE_TIMEOUT (seconds, default 900) ends a
-# file's run that hangs: exit 124, its cases missing, the later files still
-# run.
+# The cases: those of the categories ("all": every case, as tdc.sh runs
+# them), or TDC_IDS. Each tdc run prints "### tdc run: FILE..." before its
+# output and "### tdc run: FILE... exit RC" after (parse_tdc() in
+# ci/matrix/runner_parse.py reads the runs as one): when a case's setup or
+# teardown fails, tdc skips the rest of its run (and with -J loses every
+# result of it), which then costs that run's cases, not the suite's.
+# TDC_FILE_TIMEOUT (seconds, default 900) ends a run that hangs: exit 124,
+# its cases missing, the other runs go on.
+#
+# The runs go in TDC_LANES lanes at once (default: nproc + 1), each run
+# serial (tdc without -J) in a mount namespace of its own with a private
+# /run/netns, so tdc's "ip -a netns del" at its end removes only its own
+# namespaces. tdc -J parallelises only within a run, in batches of 32
+# cases: most files are one batch, and a run per file kept one CPU busy
+# and started tdc (10 to 20 s under TCG) 50 times for qdisc and filter.
+# Lane 0 takes every case tdc itself runs serially (tdc.py mp_bins(): no
+# nsPlugin, or a netdevsim device, whose id is fixed), so no two of them
+# run at once; the rest of each file goes to the lane with the least work
+# queued. Each lane starts its longest files first and runs its smaller
+# ones together, up to TDC_BATCH cases a run (default 32, tdc -J's batch).
+# Measured: Documentation/pipeline.md, tc-testing. A tree whose tdc.py has
+# no -J names its devices and namespace once for every case (6.1): one
+# lane.
 # shellcheck disable=SC2016 # the Python's own strings
-plan='import json, pathlib, sys
-args = sys.argv[1:]
+plan='import json, pathlib, re, sys
+lanes, batch, args = int(sys.argv[1]), int(sys.argv[2]), sys.argv[3:]
 ids = set(args[1].split()) if args[:1] == ["-e"] else set()
 cats = set() if ids else set(args)
+def exclusive(c):
+    req = c.get("plugins", {}).get("requires", [])
+    return ("nsPlugin" not in (req if isinstance(req, list) else [req])
+            or "netdevsim/new_device" in str(c.get("setup", "")))
+def cost(cases):
+    # Seconds under TCG, roughly as measured: 10 to start tdc, 2.5 a case,
+    # up to 10 more a ping (most wait for an answer that never comes).
+    steps = lambda c: json.dumps([c.get(k) for k in ("setup", "cmdUnderTest", "teardown")])
+    return 10 + sum(2.5 + 10 * len(re.findall(r"\bping\b", steps(c))) for c in cases)
+runs = []  # [file order, lane (None: any), file, cases]
 for f in sorted(pathlib.Path("tc-tests").rglob("*.json")):
-    mine = [c["id"] for c in json.loads(f.read_text()) if c["id"] in ids
+    mine = [c for c in json.loads(f.read_text()) if c["id"] in ids
             or "all" in cats or cats & set(c.get("category", []))]
-    if mine:
-        print(f, *mine)'
+    for lane, part in ((0, [c for c in mine if lanes == 1 or exclusive(c)]),
+                       (None, [c for c in mine if lanes > 1 and not exclusive(c)])):
+        if part:
+            runs.append([len(runs), lane, f, part])
+load = [0.0] * lanes
+for run in runs:
+    load[0] += cost(run[3]) if run[1] == 0 else 0
+for run in sorted(runs, key=lambda run: -cost(run[3])):
+    if run[1] is None:
+        run[1] = min(range(lanes), key=load.__getitem__)
+        load[run[1]] += cost(run[3])
+# Each lane starts its longest runs first; its smaller ones go together, up
+# to batch cases a run, as tdc -J batches them.
+batches = []
+for run in sorted(runs, key=lambda run: (run[1], -cost(run[3]))):
+    last = batches[-1] if batches else None
+    if last and last[1] == run[1] and len(last[3]) + len(run[3]) <= batch:
+        last[0], last[3] = min(last[0], run[0]), last[3] + run[3]
+        last[2] += [] if run[2] in last[2] else [run[2]]
+    else:
+        batches.append([run[0], run[1], [run[2]], run[3]])
+for n, lane, files, part in batches:
+    print(n, lane, ",".join(map(str, files)), *(c["id"] for c in part))'
+lanes=${TDC_LANES:-$(($(nproc) + 1))}
+grep -q -- "--multiprocess" tdc.py || lanes=1
+batch=${TDC_BATCH:-32}
 if [ -n "${TDC_IDS:-}" ]; then
-	runs=$(/usr/bin/python3 -c "$plan" -e "$TDC_IDS")
+	runs=$(/usr/bin/python3 -c "$plan" "$lanes" "$batch" -e "$TDC_IDS")
 else
-	runs=$(/usr/bin/python3 -c "$plan" "$@")
+	runs=$(/usr/bin/python3 -c "$plan" "$lanes" "$batch" "$@")
 fi
 # tdc exits 4 when it finds no case.
 [ -n "$runs" ] || exit 4
+mkdir -p /run/netns
+# run N FILE[,FILE...] ID...: one tdc run; its output goes out whole,
+# after it ends, with a line saying its lane and time (parse_tdc() reads no
+# line outside a run but the plan).
+run() {
+	local n=$1 files rc=0 start=$SECONDS
+	IFS=, read -ra files <<< "$2"
+	shift 2
+	timeout "${TDC_FILE_TIMEOUT:-900}" unshare --mount -- \
+		sh -c 'mount -t tmpfs tdc-netns /run/netns && exec "$@"' tdc-run \
+		/usr/bin/python3 tdc.py --format tap --outfile "$work/$n.tap" -f "${files[@]}" \
+		-e "$@" > "$work/$n.out" 2> "$work/$n.err" || rc=$?
+	echo "$rc" > "$work/$n.rc"
+	{
+		flock 9
+		echo "### tdc run: ${files[*]}"
+		cat "$work/$n.out"
+		echo "### tdc run: ${files[*]} exit $rc"
+		echo "# lane $lane: $# case(s) in $((SECONDS - start)) s"
+		cat "$work/$n.err" >&2
+	} 9> "$work/lock"
+}
+for ((lane = 0; lane < lanes; lane++)); do
+	while read -r n run_lane files ids; do
+		# shellcheck disable=SC2086 # the ids, one word each
+		[ "$run_lane" != "$lane" ] || run "$n" "$files" $ids
+	done <<< "$runs" &
+done
+wait
+# The first run that failed, in the files' order, gives the exit code
+# (N is the place of a run's first file).
 rc=0
-while read -r file ids; do
-	echo "### tdc run: $file"
-	run_rc=0
-	# shellcheck disable=SC2086 # the ids, one word each
-	timeout "${TDC_FILE_TIMEOUT:-900}" \
-		/usr/bin/python3 tdc.py "${jobs[@]}" --format tap --outfile "$results" -f "$file" -e $ids ||
-		run_rc=$?
-	echo "### tdc run: $file exit $run_rc"
+while read -r n _; do
+	run_rc=$(cat "$work/$n.rc" 2> /dev/null || echo 2)
 	[ "$run_rc" -eq 0 ] || [ "$rc" -ne 0 ] || rc=$run_rc
-done <<< "$runs"
+done < <(sort -n <<< "$runs")
+rm -rf "$work"
 exit "$rc"

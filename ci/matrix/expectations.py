@@ -44,15 +44,11 @@ def programs(path=PROGRAMS_TXT):
 # The tc-testing categories each run takes (tc-testing.sh, @TDC_CATEGORIES@):
 # the test command's, the main command's ("all": the whole suite, as netdev
 # CI's tdc.sh runs it) and the stable trees' (run_matrix()'s default, with
-# the host's iproute2, measured so). The test command's: the qdiscs whose
-# code the series changes (codel, fq_codel, sfq, cake; cake's cls_api
-# callback included), 91 cases in 5 files. What the main command adds to
-# them (pfifo_fast, fifo, mq, cake_mq: 62 cases, about 4 of the 9 minutes
-# the patched kernel's tdc took in a cold test run on 2 cores) did not fit
-# the test command's time (Documentation/pipeline.md). Not matchall: in
-# the test command of 677d2ea the setup of its case 3329 failed on both
-# kernels, and tdc skipped the three cases after it.
-TDC_TEST_CATEGORIES = ("codel", "fq_codel", "sfq", "cake")
+# the host's iproute2, measured so). The test command's: every qdisc and
+# filter case (764 in 48 files; the series changes cls_api, which every
+# filter add and delete on every qdisc goes through, and the qdiscs'
+# bypass), in tc-testing.sh's lanes (Documentation/pipeline.md, tc-testing).
+TDC_TEST_CATEGORIES = ("qdisc", "filter")
 TDC_ALL = ("all",)
 TDC_STABLE_CATEGORIES = ("pfifo_fast", "fifo", "codel", "fq_codel", "sfq", "mq")
 TDC_TESTS = "tools/testing/selftests/tc-testing/tc-tests"
