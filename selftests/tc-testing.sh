@@ -36,8 +36,8 @@ fi
 # with duplicate (8c17), a drop more on pfifo_head_drop limit 0 (d774) and
 # on qfq (5993). tdc makes a namespace per case: it takes the initial
 # namespace's settings (devconf_inherit_init_net=1), not the defaults.
-"$sysctl" -qw net.core.devconf_inherit_init_net=1 net.ipv6.conf.default.rtr_solicits=0 \
-	net.ipv6.conf.all.rtr_solicits=0
+"$sysctl" -qw net.core.devconf_inherit_init_net=1 net.ipv6.conf.default.router_solicitations=0 \
+	net.ipv6.conf.all.router_solicitations=0
 # Debian's interpreter: it has python3-pyroute2 and python3-scapy. tdc's
 # scripts (4d6f: scripts/sfq_rejects_limit_1.py) run "env python3": /usr/bin
 # first, not a python3 of the host's PATH without pyroute2. The tree

@@ -524,8 +524,8 @@ class TcTestingScriptTest(unittest.TestCase):
         self.assertEqual(self.calls["modprobe"], [
             "-a netdevsim sch_codel sch_fq_codel sch_sfq sch_tbf", "-q sch_teql", "-q act_gact"])
         self.assertEqual(self.calls["sysctl"], [
-            "-qw net.core.devconf_inherit_init_net=1 net.ipv6.conf.default.rtr_solicits=0 "
-            "net.ipv6.conf.all.rtr_solicits=0"])
+            "-qw net.core.devconf_inherit_init_net=1 net.ipv6.conf.default.router_solicitations=0 "
+            "net.ipv6.conf.all.router_solicitations=0"])
 
     def test_iproute2_copied_out_of_the_host_tree(self):
         """A TDC_IPROUTE2 of setup-host.sh's layout (DIR/../root, here the
