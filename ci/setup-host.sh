@@ -23,8 +23,9 @@ PACKAGES=(
 	python3-ply python3-git
 	# VM (TCG) and the tests run inside it
 	qemu-system-x86 busybox-static iproute2 ethtool python3-pyroute2 python3-scapy
-	# ping: the setup of the tc-testing cases 82d9 and c797
-	iputils-ping
+	# ping: the setup of the tc-testing cases 82d9 and c797; patchelf:
+	# tc-testing.sh's copies of the kernel's ip and tc (their own loader)
+	iputils-ping patchelf
 	# udevadm: lib/py's NetdevSimDev settles udev after creating a netdevsim
 	# (the drivers/net tests on netdevsim); socat: netdevsim/peer.sh's traffic
 	udev socat

@@ -46,15 +46,18 @@ fi
 work=$(mktemp -d)
 export PATH=/usr/sbin:/usr/bin:/sbin:/bin:$PATH
 # iproute2 DIR: ip and tc of setup-host.sh's layout (DIR/../root: sid's
-# binaries and glibc) copied with every library they load into the tmpfs,
-# each run by the loader with one library directory; their directory. tdc
-# runs ip and tc some 10,000 times for qdisc and filter, and from the
-# host's file system (virtiofs) each took 420 ms under TCG, from the tmpfs
-# 130 ms (the host's own tc 125 ms; Documentation/pipeline.md).
+# binaries and glibc) copied into the tmpfs with every library they load,
+# each made to run with that loader and those libraries (patchelf); sets
+# TDC_IPROUTE2 to their directory and tc_lib_dir to tc's plugins and
+# distribution tables. tdc runs ip and tc some 10,000 times for qdisc and
+# filter, each through "sh -c": from the host's file system (virtiofs)
+# through the loader each took 420 ms under TCG, from the tmpfs 66 ms (the
+# host's own tc 125 ms; Documentation/pipeline.md).
+tc_lib_dir=
 iproute2() {
 	local root=$1/../root tool
 	local lib=$root/usr/lib/x86_64-linux-gnu out=$work/iproute2
-	mkdir -p "$out/lib" "$out/bin"
+	mkdir -p "$out/lib"
 	for tool in ip tc; do
 		"$lib/ld-linux-x86-64.so.2" --list --library-path \
 			"$lib:/usr/lib/x86_64-linux-gnu:/lib/x86_64-linux-gnu" "$root/usr/sbin/$tool"
@@ -63,23 +66,24 @@ iproute2() {
 	cp -r "$lib/tc" "$out/lib/tc"
 	for tool in ip tc; do
 		cp "$root/usr/sbin/$tool" "$out/$tool"
-		printf '#!/bin/sh\nTC_LIB_DIR=%s exec %s --argv0 %s --glibc-hwcaps-mask none --library-path %s %s "$@"\n' \
-			"$out/lib/tc" "$out/lib/ld-linux-x86-64.so.2" "$tool" "$out/lib" "$out/$tool" \
-			> "$out/bin/$tool"
-		chmod 755 "$out/bin/$tool"
+		patchelf --set-interpreter "$out/lib/ld-linux-x86-64.so.2" --set-rpath "$out/lib" \
+			"$out/$tool"
 	done
-	echo "$out/bin"
+	TDC_IPROUTE2=$out tc_lib_dir=$out/lib/tc
 }
 if [ -n "${TDC_IPROUTE2:-}" ]; then
 	for tool in ip tc; do
 		[ -x "$TDC_IPROUTE2/$tool" ] || { echo "$0: no $TDC_IPROUTE2/$tool" >&2; exit 2; }
 	done
-	if [ -x "$TDC_IPROUTE2/../root/usr/sbin/tc" ]; then
-		TDC_IPROUTE2=$(iproute2 "$TDC_IPROUTE2")
-	fi
-	# tdc_config.py takes EXTRA_NAMES from a tdc_config_local module.
+	[ ! -x "$TDC_IPROUTE2/../root/usr/sbin/tc" ] || iproute2 "$TDC_IPROUTE2"
+	# tdc_config.py takes EXTRA_NAMES and ENVIR (the environment of every
+	# command it runs; empty by default) from a tdc_config_local module.
 	printf 'EXTRA_NAMES = {"TC": "%s/tc", "IP": "%s/ip"}\n' "$TDC_IPROUTE2" "$TDC_IPROUTE2" \
 		> "$work/tdc_config_local.py"
+	if [ -n "$tc_lib_dir" ]; then
+		printf 'ENVIR = {"TC_LIB_DIR": "%s"}\n' "$tc_lib_dir" >> "$work/tdc_config_local.py"
+		export TC_LIB_DIR=$tc_lib_dir
+	fi
 	export PYTHONPATH=$work${PYTHONPATH:+:$PYTHONPATH}
 	export PATH=$TDC_IPROUTE2:$PATH
 	"$TDC_IPROUTE2/tc" -V >&2

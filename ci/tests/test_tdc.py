@@ -530,7 +530,8 @@ class TcTestingScriptTest(unittest.TestCase):
     def test_iproute2_copied_out_of_the_host_tree(self):
         """A TDC_IPROUTE2 of setup-host.sh's layout (DIR/../root, here the
         host's own loader, ip and tc) runs from copies in the script's
-        tmpfs, with every library they load: tdc is given those."""
+        tmpfs, with every library they load, and tdc's commands get tc's
+        plugin directory there (ENVIR): tdc is given those, and they run."""
         with tempfile.TemporaryDirectory() as tmp:
             root = Path(tmp) / "iproute2/root"
             lib = root / "usr/lib/x86_64-linux-gnu"
@@ -543,15 +544,16 @@ class TcTestingScriptTest(unittest.TestCase):
                 (Path(tmp) / f"iproute2/bin/{tool}").write_text("#!/bin/sh\nexit 1\n")
                 (Path(tmp) / f"iproute2/bin/{tool}").chmod(0o755)
             tdc_py = FAKE_TDC.replace("import os, sys, time", "import os, subprocess, sys, time\n"
-                                      "from tdc_config_local import EXTRA_NAMES as N\n"
-                                      "print('tc at', N['TC'])\n"
-                                      "subprocess.run([N['TC'], '-V'], check=True)")
+                                      "from tdc_config_local import EXTRA_NAMES as N, ENVIR\n"
+                                      "print('tc at', N['TC'], 'plugins at', ENVIR['TC_LIB_DIR'])\n"
+                                      "subprocess.run([N['TC'], '-V'], check=True, env=ENVIR)")
             with mock.patch(f"{__name__}.FAKE_TDC", tdc_py):
                 rc, k, out = self.run_script(self.FILES, "qdisc",
                                              env={"TDC_IPROUTE2": str(Path(tmp) / "iproute2/bin")})
         self.assertEqual((rc, len(k.cases)), (0, 2))
-        tc = re.search(r"^tc at (\S+)", out, re.M)[1]
+        tc, plugins = re.search(r"^tc at (\S+) plugins at (\S+)", out, re.M).groups()
         self.assertFalse(tc.startswith(tmp), tc)
+        self.assertTrue(plugins.startswith(str(Path(tc).parent)), plugins)
         self.assertIn("tc utility, iproute2", out)
 
     def test_all_and_ids(self):
