@@ -93,8 +93,10 @@ if [ -n "${TDC_IPROUTE2:-}" ]; then
 	"$TDC_IPROUTE2/tc" -V >&2
 fi
 # The cases: those of the categories ("all": every case, as tdc.sh runs
-# them), or TDC_IDS. Each tdc run prints "### tdc run: FILE..." before its
-# output and "### tdc run: FILE... exit RC" after (parse_tdc() in
+# them), or TDC_IDS; the host requires the same ones of a run
+# (expectations.tdc_tree_ids(); ci/tests/test_tdc.py checks they agree).
+# Each tdc run prints "### tdc run: FILE..." before its output and
+# "### tdc run: FILE... exit RC" after (parse_tdc() in
 # ci/matrix/runner_parse.py reads the runs as one): when a case's setup or
 # teardown fails, tdc skips the rest of its run (and with -J loses every
 # result of it), which then costs that run's cases, not the suite's.
@@ -129,31 +131,31 @@ def cost(cases):
     # up to 10 more a ping (most wait for an answer that never comes).
     steps = lambda c: json.dumps([c.get(k) for k in ("setup", "cmdUnderTest", "teardown")])
     return 10 + sum(2.5 + 10 * len(re.findall(r"\bping\b", steps(c))) for c in cases)
-runs = []  # [file order, lane (None: any), file, cases]
+runs = []  # [file order, lane (None: any), file, cases, cost]
 for f in sorted(pathlib.Path("tc-tests").rglob("*.json")):
     mine = [c for c in json.loads(f.read_text()) if c["id"] in ids
             or "all" in cats or cats & set(c.get("category", []))]
     for lane, part in ((0, [c for c in mine if lanes == 1 or exclusive(c)]),
                        (None, [c for c in mine if lanes > 1 and not exclusive(c)])):
         if part:
-            runs.append([len(runs), lane, f, part])
+            runs.append([len(runs), lane, f, part, cost(part)])
+runs.sort(key=lambda run: -run[4])
 load = [0.0] * lanes
+load[0] = sum(run[4] for run in runs if run[1] == 0)
 for run in runs:
-    load[0] += cost(run[3]) if run[1] == 0 else 0
-for run in sorted(runs, key=lambda run: -cost(run[3])):
     if run[1] is None:
         run[1] = min(range(lanes), key=load.__getitem__)
-        load[run[1]] += cost(run[3])
+        load[run[1]] += run[4]
 # Each lane starts its longest runs first; its smaller ones go together, up
 # to batch cases a run, as tdc -J batches them.
 batches = []
-for run in sorted(runs, key=lambda run: (run[1], -cost(run[3]))):
+for n, lane, f, part, _ in sorted(runs, key=lambda run: (run[1], -run[4])):
     last = batches[-1] if batches else None
-    if last and last[1] == run[1] and len(last[3]) + len(run[3]) <= batch:
-        last[0], last[3] = min(last[0], run[0]), last[3] + run[3]
-        last[2] += [] if run[2] in last[2] else [run[2]]
+    if last and last[1] == lane and len(last[3]) + len(part) <= batch:
+        last[0], last[3] = min(last[0], n), last[3] + part
+        last[2] += [] if f in last[2] else [f]
     else:
-        batches.append([run[0], run[1], [run[2]], run[3]])
+        batches.append([n, lane, [f], part])
 for n, lane, files, part in batches:
     print(n, lane, ",".join(map(str, files)), *(c["id"] for c in part))'
 lanes=${TDC_LANES:-$(($(nproc) + 1))}
@@ -167,13 +169,13 @@ fi
 # tdc exits 4 when it finds no case.
 [ -n "$runs" ] || exit 4
 mkdir -p /run/netns
-# run N FILE[,FILE...] ID...: one tdc run; its output goes out whole,
+# run LANE N FILE[,FILE...] ID...: one tdc run; its output goes out whole,
 # after it ends, with a line saying its lane and time (parse_tdc() reads no
 # line outside a run but the plan).
 run() {
-	local n=$1 files rc=0 start=$SECONDS
-	IFS=, read -ra files <<< "$2"
-	shift 2
+	local lane=$1 n=$2 files rc=0 start=$SECONDS
+	IFS=, read -ra files <<< "$3"
+	shift 3
 	timeout "${TDC_FILE_TIMEOUT:-900}" unshare --mount -- \
 		sh -c 'mount -t tmpfs tdc-netns /run/netns && exec "$@"' tdc-run \
 		/usr/bin/python3 tdc.py --format tap --outfile "$work/$n.tap" -f "${files[@]}" \
@@ -191,7 +193,7 @@ run() {
 for ((lane = 0; lane < lanes; lane++)); do
 	while read -r n run_lane files ids; do
 		# shellcheck disable=SC2086 # the ids, one word each
-		[ "$run_lane" != "$lane" ] || run "$n" "$files" $ids
+		[ "$run_lane" != "$lane" ] || run "$lane" "$n" "$files" $ids
 	done <<< "$runs" &
 done
 wait

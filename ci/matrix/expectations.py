@@ -56,7 +56,8 @@ TDC_TESTS = "tools/testing/selftests/tc-testing/tc-tests"
 
 def tdc_tree_ids(tree, categories=TDC_ALL):
     """The ids of the tree's tc-testing cases that tdc runs for categories
-    (a case with any of them, as tdc -c selects; TDC_ALL: every case)."""
+    (a case with any of them, as tdc -c selects; TDC_ALL: every case).
+    selftests/tc-testing.sh's plan picks the same in the VM (test_tdc)."""
     ids = set()
     for f in sorted((Path(tree) / TDC_TESTS).rglob("*.json")):
         for case in json.loads(f.read_text()):

@@ -561,6 +561,20 @@ class TcTestingScriptTest(unittest.TestCase):
         rc, k, _ = self.run_script(self.FILES, "qdisc", env={"TDC_IDS": "aaa2 ccc1"})
         self.assertEqual((rc, sorted(k.cases)), (0, ["aaa2", "ccc1"]))
 
+    def test_selection_agrees_with_the_host(self):
+        """The script's plan and expectations.tdc_tree_ids() (the cases the
+        host requires of a run) pick the same cases: a case of several
+        categories, one of none asked, "all"."""
+        files = {**self.FILES, "qdiscs/m.json": [("mmm1", ["qdisc", "filter"]),
+                                                 ("mmm2", ["actions", "filter"]),
+                                                 ("mmm3", [])]}
+        for cats in (("qdisc",), ("filter",), ("qdisc", "filter"), ("actions",),
+                     expectations.TDC_ALL):
+            with self.subTest(cats=cats), tempfile.TemporaryDirectory() as tmp:
+                write_tree(tmp, files)
+                host = expectations.tdc_tree_ids(tmp, cats)
+                self.assertEqual(set(self.run_script(files, *cats)[1].cases), host)
+
     def test_crashed_and_hung_files_cost_only_themselves(self):
         files = {"qdiscs/crash.json": [("ddd1", ["qdisc"])],
                  "qdiscs/hang.json": [("eee1", ["qdisc"])],
