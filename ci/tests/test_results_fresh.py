@@ -56,6 +56,9 @@ INPUTS = {
     "bench-sinks": BENCH,
     "icount": ["patches", *BENCH_CODE, "kernel"],
     "vm-debug": VM, "vm-kcsan": VM,
+    # The main command's vm stage: the whole tc-testing suite on both
+    # kernels, with the iproute2 setup-host.sh unpacks.
+    "main-vm": [*VM, "ci/setup-host.sh", "ci/lib/iproute2.version"],
     "stable": STABLE,
     "b4": ["patches", "kernel/base.env", "kernel/fetch-base.sh", "kernel/import-base.sh"],
     # The test command's record (ci/pipeline.py stamps its results): of
@@ -70,6 +73,7 @@ MODULES = {
     "bench-sinks": ["ci/pipeline_bench.py", "tools/bench/bench.py"],
     "icount": ["tools/bench/icount.py", "ci/pipeline_tree.py"],
     "vm-debug": ["ci/pipeline_boot.py"], "vm-kcsan": ["ci/pipeline_boot.py"],
+    "main-vm": ["ci/pipeline_boot.py"],
     "stable": ["ci/stable_vm.py", "tools/series/stable.py"],
     "b4": ["ci/pipeline_submit.py", "tools/series/b4flow.py"],
 }
@@ -283,6 +287,9 @@ class ResultsFreshTest(unittest.TestCase):
                    "icount": ["tools/bench/icount.py", "ci/pipeline_tree.py", "ci/matrix/vm.py"],
                    "vm-debug": ["ci/pipeline_boot.py", "ci/matrix/debug_checks.py", *matrix,
                                 "selftests/fault-inject.sh", "kernel/configs/debug.config"],
+                   "main-vm": ["ci/pipeline_boot.py", *matrix, "common/tools.py",
+                               "selftests/tc-testing.sh", "selftests/expectations.json",
+                               "ci/setup-host.sh", "ci/lib/iproute2.version"],
                    "stable": ["ci/stable_vm.py", *matrix,
                               "tools/series/stable.py", "kernel/stable/6.1.env"]}
         made_by["bench-design"] = made_by["bench-sinks"] = made_by["bench"]
