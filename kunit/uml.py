@@ -48,9 +48,10 @@ NET_SUITES = ("net_core", "dev-addr-list-test")
 # queue only with more than one CPU.
 SERIES_KERNEL_ARGS = ("seccomp=on", "ncpus=2")
 # The crafted bug the series' suites must catch, and the case that catches it:
-# u64_stats counters without the queue lock on an lltx dummy lose increments.
-NEGATIVE_CONTROL = (HERE.parent / "ci/negative-controls/dummy-counters-without-lock.patch",
-                    "dummy", "dummy_test_one_queue_senders")
+# a queue's counters written by every CPU (CPU 0's, not each CPU's own) on an
+# lltx dummy lose increments.
+NEGATIVE_CONTROL = (HERE.parent / "ci/negative-controls/dummy-counters-shared.patch",
+                    "dummy", "dummy_test_senders")
 # The lost increments need the two vCPU threads running at once; on a
 # loaded host they may take turns for a whole run. Runs of the case (no
 # rebuild after the first) until one catches the bug.

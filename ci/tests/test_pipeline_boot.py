@@ -163,7 +163,7 @@ class KunitStageTest(unittest.TestCase):
 
         def fake_control(tree, build, **kw):
             controls.append(build)
-            return caught, "dummy.dummy_test_one_queue_senders failed" if caught else "missed"
+            return caught, "dummy.dummy_test_senders failed" if caught else "missed"
 
         def fake_run(tree, build, **kw):
             calls.append(kw.get("kconfig_add"))

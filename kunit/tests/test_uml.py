@@ -72,7 +72,7 @@ class KunitJsonTest(unittest.TestCase):
                               required=uml.SERIES_SUITES, kernel_log="build/test.log")
         self.assertFalse(res.ok)
         self.assertEqual(res.missing(), ["dummy"])
-        res.cases.append(("dummy", "dummy_test_one_queue_senders", "PASS"))
+        res.cases.append(("dummy", "dummy_test_senders", "PASS"))
         self.assertTrue(res.ok)
         self.assertFalse(uml.KunitResult(cases=[], required=uml.SERIES_SUITES).ok)
 
@@ -189,7 +189,7 @@ class KunitJsonTest(unittest.TestCase):
         from kunit import uml
         patch, suite, case = uml.NEGATIVE_CONTROL
         self.assertTrue(patch.is_file())
-        self.assertEqual((suite, case), ("dummy", "dummy_test_one_queue_senders"))
+        self.assertEqual((suite, case), ("dummy", "dummy_test_senders"))
         self.assertEqual(uml.NEGATIVE_ATTEMPTS, 3)
 
         def control(statuses, apply_code=0):
@@ -223,7 +223,7 @@ class KunitJsonTest(unittest.TestCase):
         caught, why, seen, _ = control(["PASS", "PASS", "PASS"])
         self.assertFalse(caught)
         self.assertEqual(len(seen), 3)
-        self.assertIn("dummy.dummy_test_one_queue_senders PASS, PASS, PASS in 3 run(s)", why)
+        self.assertIn("dummy.dummy_test_senders PASS, PASS, PASS in 3 run(s)", why)
         self.assertIn("misses the bug", why)
         # A patch that does not apply is named, and nothing runs.
         caught, why, seen, _ = control(["FAIL"], apply_code=1)
