@@ -21,8 +21,8 @@ from common.stamp import write_source_stamp
 from ci.pipeline_common import CONFIGS, BuildProgress, StageFailed, log, sh
 from ci.pipeline_tree import TreeStages
 from ci import report
-from tools.bench.bench_config import (ICOUNT_GUARDS, ICOUNT_LLTX_GUARD, ICOUNT_PATH_GUARDS,
-                                      passing_guard)
+from tools.bench.bench_config import (ICOUNT_COUNTER_GUARD, ICOUNT_COUNTER_VARIANTS,
+                                      ICOUNT_GUARDS, ICOUNT_PATH_GUARDS, passing_guard)
 
 
 # The previous design of the dummy series' per-queue counters (not lltx, counters under
@@ -99,9 +99,10 @@ class BenchStages(TreeStages):
     def stage_icount(self, stage):
         """The main command boots every kernel (the counter designs' dummy
         modules built out of tree on the patched build) twice with every
-        row; the test command boots base, lock and patched once each with
-        the guards' rows (every boot on one clocksource: icount.CLOCKSOURCE).
-        The lock design, not lltx, must fail the lltx guard; then the
+        row; the test command boots base, the counter designs and patched
+        once each with the guards' rows (every boot on one clocksource:
+        icount.CLOCKSOURCE). Each counter design the series did not choose
+        (ICOUNT_COUNTER_VARIANTS) must fail the counters guard; then the
         negative-control kernel, whose path guards must fail."""
         from tools.bench import icount  # noqa: PLC0415
         full = self.mode == "main"
@@ -110,8 +111,10 @@ class BenchStages(TreeStages):
         self.checkout(tree, tip)
         kernels, modules = {"base": (self.state.base_kernel, None)}, {}
         try:
-            # The lock design (not lltx) always: the lltx guard's negative control.
-            variants = [("lock", LOCK_VARIANT)] + ([("atomic-ext", None)] if full else [])
+            # The designs not chosen always: the counters guard's negative controls;
+            # the series' own dummy.c built the same way in the main command.
+            variants = ([(label, ROOT / patch) for label, patch in ICOUNT_COUNTER_VARIANTS.items()]
+                        + ([("series-ext", None)] if full else []))
             for label, patch in variants:
                 ko = icount.build_dummy_module(
                     patched, tree, tip, self.state.ws / "series/icount-modules" / label,
@@ -132,12 +135,17 @@ class BenchStages(TreeStages):
         log((out / "icount.md").read_text())
         guards = data["guards"]
         stage.cases.extend(icount_cases(guards))
-        lltx_caught, lltx_why = negative_caught(
-            icount.judge({"base": data["runs"]["base"], "patched": data["runs"]["lock"]},
-                         keys=(ICOUNT_LLTX_GUARD,)), keys=(ICOUNT_LLTX_GUARD,))
-        log(f"  icount lltx negative control (the lock design): {lltx_why}")
-        stage.cases.append(report.Case("icount", "lltx negative control (lock design)",
-                                       "pass" if lltx_caught else "fail", lltx_why))
+        missed_designs = []
+        for label in ICOUNT_COUNTER_VARIANTS:
+            design_caught, design_why = negative_caught(
+                icount.judge({"base": data["runs"]["base"], "patched": data["runs"][label]},
+                             keys=(ICOUNT_COUNTER_GUARD,)), keys=(ICOUNT_COUNTER_GUARD,))
+            log(f"  icount counters negative control ({label} design): {design_why}")
+            stage.cases.append(report.Case("icount", f"counters negative control ({label} "
+                                           "design)", "pass" if design_caught else "fail",
+                                           design_why))
+            if not design_caught:
+                missed_designs.append(f"{label}: {design_why}")
         t0 = time.monotonic()
         caught, why = self.icount_negative_control(data["runs"]["base"])
         log(f"  icount negative control in {time.monotonic() - t0:.0f}s: {why}")
@@ -148,14 +156,16 @@ class BenchStages(TreeStages):
         not_met = [g.key for g in ICOUNT_GUARDS if judged.get(g.key) != "met"]
         stage.summary = (f"{len(ICOUNT_GUARDS) - len(not_met)}/{len(ICOUNT_GUARDS)} guards met; "
                          f"negative control ({ICOUNT_NEGATIVE.name}): "
-                         f"{'caught' if caught else 'MISSED'}; lltx negative control "
-                         f"(lock design): {'caught' if lltx_caught else 'MISSED'}; "
+                         f"{'caught' if caught else 'MISSED'}; counters negative controls "
+                         f"({', '.join(ICOUNT_COUNTER_VARIANTS)} designs): "
+                         f"{'MISSED' if missed_designs else 'caught'}; "
                          f"report {out / 'icount.md'}")
-        if not_met or not caught or not lltx_caught:
+        if not_met or not caught or missed_designs:
             raise StageFailed(stage.summary
                               + (f"\nnot met: {', '.join(not_met)}" if not_met else "")
                               + ("" if caught else f"\nnegative control: {why}")
-                              + ("" if lltx_caught else f"\nlltx negative control: {lltx_why}"))
+                              + "".join(f"\ncounters negative control missed, {m}"
+                                        for m in missed_designs))
 
     def icount_negative_control(self, base_runs):
         """ICOUNT_NEGATIVE applied to the series tree, built incrementally in

@@ -214,21 +214,32 @@ def recorded_runs(labels):
     return {label: copy.deepcopy(runs[k]) for label, k in labels.items()}
 
 
+def atomic_runs_label():
+    """The record's runs of the atomic counter design: its own label, or the
+    patched kernel's in a record of the series when it counted that way."""
+    return "atomic" if "atomic" in json.loads(RECORD.read_text())["runs"] else "patched"
+
+
 class IcountStageTest(unittest.TestCase):
     """stage_icount with icount.run, boot_runs and build_dummy_module, git and
     the kernel build standing in: what each would do is recorded."""
 
     def run_stage(self, mode="test", neg_extra=22.0, patched_extra=0.0, apply_code=0,
-                  neg_boot_fails=False, drop=None, lock_as="lock"):
+                  neg_boot_fails=False, drop=None, lock_as="lock", atomic_as=None):
         """The negative kernel runs the base's counts plus neg_extra per packet
-        on every row; the patched kernel the record's plus patched_extra, the
-        row `drop` left out; the lock kernel the record's runs of lock_as."""
+        on every row; the patched kernel the record's plus patched_extra, its
+        start_xmit row the base's (the series' counters cost the base's), the
+        row `drop` left out; the lock and atomic kernels the record's runs of
+        lock_as and atomic_as."""
         self.calls, self.builds, self.shell, self.modules = [], [], [], []
 
         def fake_run(kernels, out, reps, boots, scenarios, modules):
             self.calls.append(("run", dict(kernels), reps, boots, list(scenarios)))
-            runs = recorded_runs({"base": "base", "lock": lock_as, "patched": "patched"})
-            for boot in runs["patched"]:
+            runs = recorded_runs({"base": "base", "lock": lock_as,
+                                  "atomic": atomic_as or atomic_runs_label(),
+                                  "patched": "patched"})
+            for boot, base_boot in zip(runs["patched"], runs["base"]):
+                boot["q2_start_xmit"] = list(base_boot["q2_start_xmit"])
                 for s in boot:
                     boot[s] = [v + patched_extra for v in boot[s]]
                 boot.pop(drop, None)
@@ -284,40 +295,45 @@ class IcountStageTest(unittest.TestCase):
         stage, err = self.run_stage()
         self.assertIsNone(err)
         _, kernels, reps, boots, scenarios = self.calls[0]
-        self.assertEqual(list(kernels), ["base", "lock", "patched"])
+        self.assertEqual(list(kernels), ["base", "lock", "atomic", "patched"])
         self.assertEqual((reps, boots), (5, 1))
         self.assertEqual(scenarios, ["q2_start_xmit", "q1_noqueue", "s2_fq_codel_fresh",
                                      "s2_fq_codel_after_filter", "s2_pfifo_fast"])
-        self.assertEqual(self.modules, [("lock", pipeline_bench.LOCK_VARIANT)])
+        self.assertEqual(self.modules, [("lock", pipeline_bench.LOCK_VARIANT),
+                                        ("atomic", ROOT / "tools/bench/variants/"
+                                         "dummy-atomic.patch")])
         cases = {c.name: c.status for c in stage.cases}
         self.assertEqual(cases, {"S2-restore": "pass", "S2-fresh": "pass", "S2-bypass": "pass",
-                                 "S3": "pass", "lltx": "pass",
-                                 "lltx negative control (lock design)": "pass",
+                                 "S3": "pass", "counters": "pass",
+                                 "counters negative control (lock design)": "pass",
+                                 "counters negative control (atomic design)": "pass",
                                  "negative control": "pass"})
         self.assertIn("5/5 guards met; negative control", stage.summary)
-        self.assertIn("lltx negative control (lock design): caught", stage.summary)
+        self.assertIn("counters negative controls (lock, atomic designs): caught",
+                      stage.summary)
 
-    def test_a_lock_design_the_lltx_guard_misses_fails_the_stage(self):
-        """A lock kernel whose counts are the series' (lltx after all): missed."""
-        stage, err = self.run_stage(lock_as="atomic-ext")
-        self.assertIn("lltx negative control (lock design): MISSED", err)
-        self.assertEqual({c.name: c.status for c in stage.cases}
-                         ["lltx negative control (lock design)"], "fail")
+    def test_a_design_the_counters_guard_misses_fails_the_stage(self):
+        """A lock or atomic kernel whose counts are the base's: missed."""
+        for label in ("lock", "atomic"):
+            with self.subTest(label):
+                stage, err = self.run_stage(**{f"{label}_as": "base"})
+                self.assertIn(f"counters negative control missed, {label}:", err)
+                self.assertEqual({c.name: c.status for c in stage.cases}
+                                 [f"counters negative control ({label} design)"], "fail")
 
-    def test_a_patched_dummy_taking_the_lock_fails_the_lltx_guard(self):
-        stage, err = self.run_stage(patched_extra=20.0)
-        self.assertIn("not met: S2-bypass, S3, lltx", err)
+    def test_a_patched_dummy_with_shared_counters_fails_the_counters_guard(self):
+        stage, err = self.run_stage(patched_extra=7.0)
+        self.assertIn("not met: S2-bypass, S3, counters", err)
 
     def test_main_mode_boots_every_kernel_twice_on_every_row(self):
         _, err = self.run_stage("main")
         self.assertIsNone(err)
         _, kernels, reps, boots, scenarios = self.calls[0]
-        self.assertEqual(list(kernels), ["base", "lock", "atomic-ext", "patched"])
+        self.assertEqual(list(kernels), ["base", "lock", "atomic", "series-ext", "patched"])
         self.assertEqual(kernels["lock"][1].endswith("modules/lock/dummy.ko"), True)
         self.assertEqual((reps, boots), (5, 2))
         self.assertEqual(scenarios, list(icount.SCENARIOS))
-        self.assertEqual(self.modules, [("lock", pipeline_bench.LOCK_VARIANT),
-                                        ("atomic-ext", None)])
+        self.assertEqual([m for m, _ in self.modules], ["lock", "atomic", "series-ext"])
 
     def test_negative_kernel_built_booted_and_undone(self):
         _, err = self.run_stage()
@@ -342,8 +358,8 @@ class IcountStageTest(unittest.TestCase):
         # Seven instructions more on the patched kernel's every row: S3 and
         # S2-bypass beyond 0.2%, the restore still a saving.
         stage, err = self.run_stage(patched_extra=7.0)
-        self.assertIn("3/5 guards met", err)  # the lltx guard allows +15
-        self.assertIn("not met: S2-bypass, S3", err)
+        self.assertIn("2/5 guards met", err)
+        self.assertIn("not met: S2-bypass, S3, counters", err)
 
     def test_a_guard_without_runs_fails_the_stage(self):
         stage, err = self.run_stage(drop="s2_pfifo_fast")

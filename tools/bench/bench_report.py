@@ -71,7 +71,7 @@ def markdown(data):
     lines += ["", "S1 compares the same setup on both kernels, numtxqueues N (one TX queue per "
               "CPU) with an mq root, as users get it: the series leaves the default of one "
               "TX queue alone. On the patched kernel such a dummy stays lltx and counts each "
-              "packet on its queue with two atomic adds, which is what S1 measures. Each S1 "
+              "packet in its CPU's counters of its queue, which is what S1 measures. Each S1 "
               "comparison comes as the device comes (no XPS map: the stack hashes flows onto "
               "queues, so pktgen's threads share a queue in some repetitions and not in "
               "others) and as -xps (XPS CPU i -> tx-i, set by the benchmark); both only "
@@ -81,7 +81,7 @@ def markdown(data):
               "counter designs: base (no per-queue counters), lock (the previous design: "
               "not lltx, counters under the TX queue's xmit lock; "
               "tools/bench/variants/dummy-queue-lock.patch on the series) and the series' "
-              "atomic counters (lltx), with XPS, with every sender on queue 0 (pktgen "
+              "per-CPU per-queue counters (lltx), with XPS, with every sender on queue 0 (pktgen "
               "start_xmit, queue_map 0) and with 1024 flows hashed onto the queues.", "",
               "Seed 1 (2014, trafgen TX_RING, Core i7, one queue -> one per CPU): 22.86 s -> "
               "12.08 s, 1.89x (compare S1-queues-*).",

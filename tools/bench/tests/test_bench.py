@@ -169,7 +169,7 @@ class BenchTest(unittest.TestCase):
             data, _, _ = bench.run(args)
             md = (Path(tmp) / "out/bench.md").read_text()
         self.assertEqual([g["key"] for g in data["icount"]["guards"]],
-                         ["S2-restore", "S2-fresh", "S2-bypass", "S3", "lltx"])
+                         ["S2-restore", "S2-fresh", "S2-bypass", "S3", "counters"])
         self.assertEqual([g["key"] for g in data["icount"]["reports"]],
                          ["S2-floor", "S2-floor-base", "dummy-counters"])
         self.assertIn("## Beside the UML rows: instructions per packet (QEMU icount)", md)
