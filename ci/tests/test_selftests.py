@@ -179,9 +179,8 @@ class ExpectationsTest(unittest.TestCase):
                 test = f"{path.replace('.', '/')}:{script}.py"
                 self.assertEqual(prog.kselftest, test)
                 # drivers/net on a dummy, or on the netdevsim NetDrvEnv makes
-                # without NETIF ("-nsim"; nsim_qstats.py makes its own)
-                on_nsim = name.endswith("-nsim") or script.startswith("nsim_")
-                if path.startswith("drivers.") and not on_nsim:
+                # without NETIF ("-nsim")
+                if path.startswith("drivers.") and not name.endswith("-nsim"):
                     self.assertTrue(cmd.startswith(f"@SELFTESTS@/drv-net-dummy.sh @KSFT@ {test} "),
                                     cmd)
                 else:
