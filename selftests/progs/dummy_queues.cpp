@@ -2,7 +2,10 @@
 //
 // Every case here is a control: the series leaves the queue counts alone, so a dummy
 // device gets one TX and one RX queue unless it is created with numtxqueues/numrxqueues,
-// on the base and the patched kernel alike.
+// on the base and the patched kernel alike. A dummy with one TX queue, the module's
+// dummy<N> included, has no netdev_stat_ops with the series either: QSTATS_GET of its
+// ifindex fails with EOPNOTSUPP on both kernels (module_devices checks the module's
+// devices; dummy_qstats one_queue_no_qstats those of `ip link add`).
 //
 // Needs root. Devices are created with unique names and removed on every path.
 // module_devices unloads and reloads the dummy module, which removes every dummy
@@ -14,20 +17,16 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstdint>
-#include <cstring>
 #include <fstream>
-#include <stdexcept>
 #include <string>
 #include <string_view>
 #include <vector>
 
-#include <fcntl.h>
 #include <net/if.h>
-#include <spawn.h>
 #include <sys/utsname.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
+#include "cmd.hpp"
 #include "prog.hpp"
 
 namespace {
@@ -40,51 +39,8 @@ constexpr char kPrefix[] = "dq";
 constexpr std::uint32_t kDefaultTx = 1;
 constexpr std::uint32_t kDefaultRx = 1;
 
-struct CmdResult {
-    int status = -1; // exit code, 127 if the program could not be started
-    std::string output;
-};
-
-CmdResult run_cmd(const std::vector<std::string> &argv)
-{
-    CmdResult res;
-    int fds[2];
-    if (pipe2(fds, O_CLOEXEC) < 0)
-        throw std::runtime_error(concat("pipe2: ", std::strerror(errno)));
-    posix_spawn_file_actions_t fa;
-    posix_spawn_file_actions_init(&fa);
-    posix_spawn_file_actions_adddup2(&fa, fds[1], STDOUT_FILENO);
-    posix_spawn_file_actions_adddup2(&fa, fds[1], STDERR_FILENO);
-    std::vector<char *> args;
-    args.reserve(argv.size() + 1);
-    for (const std::string &a : argv)
-        args.push_back(const_cast<char *>(a.c_str()));
-    args.push_back(nullptr);
-    pid_t pid = -1;
-    const int err = posix_spawnp(&pid, args[0], &fa, nullptr, args.data(), environ);
-    posix_spawn_file_actions_destroy(&fa);
-    close(fds[1]);
-    if (err != 0) {
-        close(fds[0]);
-        res.status = 127;
-        res.output = concat(argv[0], ": ", std::strerror(err));
-        return res;
-    }
-    char buf[512];
-    ssize_t n = 0;
-    while ((n = read(fds[0], buf, sizeof(buf))) > 0 || (n < 0 && errno == EINTR)) {
-        if (n > 0)
-            res.output.append(buf, static_cast<std::size_t>(n));
-    }
-    close(fds[0]);
-    int wstatus = 0;
-    while (waitpid(pid, &wstatus, 0) < 0 && errno == EINTR) {
-    }
-    res.status = WIFEXITED(wstatus) ? WEXITSTATUS(wstatus) : 128 + WTERMSIG(wstatus);
-    while (!res.output.empty() && res.output.back() == '\n')
-        res.output.pop_back();
-    return res;
-}
+using ksft::CmdResult;
+using ksft::run_cmd;
 
 bool path_exists(const std::string &p)
 {
@@ -172,6 +128,12 @@ TEST_RESULT(explicit_counts_honoured)
         return dev.error();
     assert_counts(dev.info(), 3, 2, "numtxqueues 3 numrxqueues 2");
     return CaseResult::pass();
+}
+
+netdev::Netdev &qstats()
+{
+    static netdev::Netdev n;
+    return n;
 }
 
 // Names of the dummy devices of this network namespace, sorted.
@@ -299,8 +261,15 @@ TEST_RESULT_OPTS(module_devices, {.netns = ksft::Netns::init})
             return CaseResult::fail(concat(name, " after modprobe dummy ", arg, ": ", st.str()));
         ASSERT_EQ(info.kind, kKind) << name;
         assert_counts(info, kDefaultTx, kDefaultRx, concat("modprobe dummy ", arg));
+        // One TX queue: no netdev_stat_ops, so netdev_nl_qstats_get_dumpit() answers a
+        // request for its ifindex with EOPNOTSUPP, on both kernels.
+        std::vector<netdev::QStats> entries;
+        const Status qs = qstats().queue_stats(info.ifindex, entries);
+        ASSERT_EQ(errno_name(qs.err), errno_name(EOPNOTSUPP))
+                << "QSTATS_GET (scope queue) of " << name << " (one TX queue): " << qs.str() << ", "
+                << entries.size() << " entries";
         notes += concat(notes.empty() ? "" : ", ", name, " ", info.num_tx_queues, "/",
-                        info.num_rx_queues);
+                        info.num_rx_queues, " (qstats ", errno_name(qs.err), ")");
     }
     if (std::string err = restore.restore(); !err.empty())
         return CaseResult::fail(concat("system not restored: ", err));

@@ -85,6 +85,18 @@ const std::vector<Row> kNetdevRows = {
              r.msg.put_u32(NETDEV_A_QSTATS_IFINDEX, static_cast<std::uint32_t>(lo.ifindex));
              return r;
          }},
+        // A dummy with one TX queue has no netdev_stat_ops with the series either: the
+        // core answers for its ifindex as for lo's.
+        {"qstats.one_queue_dummy", "qstats of a dummy with one TX queue (`numtxqueues 1`)",
+         kHowQstats, error_at(EOPNOTSUPP, {}, "NETDEV_A_QSTATS_IFINDEX"),
+         error_at(EOPNOTSUPP, {}, "NETDEV_A_QSTATS_IFINDEX"), kAllState, Where::init,
+         [](Env &e, const Fix &f) {
+             Request r = netdev_msg(e, NETDEV_CMD_QSTATS_GET, true);
+             r.mark = tail(r);
+             r.msg.put_u32(NETDEV_A_QSTATS_IFINDEX, static_cast<std::uint32_t>(f.ifindex));
+             return r;
+         },
+         nullptr, nullptr, 1},
         {"queue.missing_id", "QUEUE_GET of TX queues of the device without NETDEV_A_QUEUE_ID",
          kHowQueue, error_missing(EINVAL, "NETDEV_A_QUEUE_ID", NETDEV_A_QUEUE_ID),
          error_missing(EINVAL, "NETDEV_A_QUEUE_ID", NETDEV_A_QUEUE_ID), kAllState, Where::init,

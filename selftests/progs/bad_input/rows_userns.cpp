@@ -119,8 +119,8 @@ const std::vector<Row> kUsernsRows = {
              });
          }},
         {"userns.qstats_4096_queues", "qstats of its dummy with 4096 TX queues", kHowQstats,
-         accepted("every dummy has per-queue statistics, whatever its queue count: one "
-                  "counter set per TX queue, charged to the creator's memory cgroup"),
+         accepted("a dummy with more than one TX queue has per-queue TX statistics, "
+                  "whatever its queue count: per-CPU counters for each TX queue"),
          error(EOPNOTSUPP),
          "links of its netns, active queues of its dummy unchanged; patched: the one "
          "device entry is dumped",

@@ -17,7 +17,7 @@
 // What the counters must show after each phase. Every packet a sender offers (sendto()
 // returned its length, or failed with ENOBUFS) ends in exactly one of:
 //   - transmitted: the dummy counts it in the link's tx_packets (with the series, a
-//     multi-queue dummy counts it in its queue's counters, which the link total sums);
+//     multi-queue dummy also counts it in its queue's per-CPU counters, which qstats read);
 //   - dropped by the noop qdisc, which stands in while the device has no carrier or its
 //     qdiscs are swapped: noop_enqueue() adds it to the link's tx_dropped and returns
 //     NET_XMIT_CN, so that sendto() succeeds;
@@ -34,7 +34,8 @@
 // returns ENETDOWN), so those errnos are never counted packets.
 // With per-queue statistics (patched dummy), the device-scope qstats total must also equal
 // the link's tx_packets, and the queues listed must be the active ones, none going back;
-// the same total is read after every change while sending, and may never go back.
+// the same total is read after every change while sending, and may never go back (nor
+// pass the link read after it by more than one packet per CPU: churn::check_live()).
 //
 // What cannot be exact, from the kernel source: packets freed without any count when
 //   1. a qdisc is deactivated while sending (dev_deactivate(): dev_close(), linkwatch

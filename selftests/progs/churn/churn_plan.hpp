@@ -246,10 +246,12 @@ struct LiveReading {
     std::uint64_t device = 0;
     std::uint64_t link = 0;
 };
-// Why cur, read after prev, is not consistent; empty if it is. dummy adds each packet to
-// the link totals before its queue, so the device total read first can never be above the
-// link read after it; neither may go back.
-std::string check_live(const LiveReading &prev, const LiveReading &cur);
+// Why cur, read after prev, is not consistent; empty if it is. Neither may go back, and
+// the device total read first may be above the link read after it by at most in_flight
+// packets: the order in which dummy adds a packet to its queue's counters and to the link
+// totals is the driver's (the series' v3 counted the queue first), and each CPU has at
+// most one packet between the two.
+std::string check_live(const LiveReading &prev, const LiveReading &cur, std::uint64_t in_flight);
 
 // How a kernel log line weighs: a problem fails the run (a warning, a BUG, an oops, a
 // sanitizer or lockdep report), a note is listed only (a KCSAN data-race report, which may

@@ -154,7 +154,8 @@ private:
         }
         const churn::LiveReading cur{dev.tx_packets.value_or(0), ls.stats->tx_packets};
         if (f_.last_live) {
-            if (std::string p = churn::check_live(*f_.last_live, cur); !p.empty())
+            if (std::string p = churn::check_live(*f_.last_live, cur, f_.senders->size());
+                !p.empty())
                 problems_.push_back(concat("while sending: ", p));
         }
         f_.last_live = cur;

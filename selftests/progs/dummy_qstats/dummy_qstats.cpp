@@ -5,9 +5,11 @@
 //
 // Only what the upstream tests do not do is here (Documentation/design.md, "The C++
 // selftests and the upstream tests"): traffic spread over the queues by the stack, with
-// XPS and without it, and qstats read while packets are sent. Per-queue counts of steered
-// traffic, the device totals against the link statistics, the RX totals, channel changes
-// and single-queue devices are the series' net/dummy_queues.py and the tree's
+// XPS and without it, and qstats read while packets are sent; in presence.cpp, which
+// dummies have qstats at all (not one with a single TX queue) and that they report no RX;
+// in hidden.cpp, the transmit paths that mq's classes and net:net_dev_start_xmit do not
+// see. Per-queue counts of steered traffic, the device totals against the link
+// statistics and channel changes are the series' net/dummy_queues.py and the tree's
 // drivers/net/stats.py. Each case uses a device of its own, with a unique name, removed on
 // every path.
 //

@@ -136,6 +136,10 @@ constexpr std::uint64_t kFlowPackets = 20;
 // Flows spread_without_xps sends through dev_queue_xmit().
 constexpr std::uint16_t kFlows = 8;
 
+// The kernel the run is labelled with (SELFTEST_KERNEL, see selftests/programs.txt): true
+// for "patched", false for "base"; a FAIL outcome in err's place for anything else.
+std::optional<bool> patched_label(std::optional<CaseResult> &err);
+
 // Whether queues/tx-<queue>/xps_cpus of dev is an empty mask (value: what it holds);
 // nullopt if it cannot be read (a kernel without CONFIG_XPS has no map either).
 std::optional<bool> xps_empty(const std::string &dev, std::uint32_t queue, std::string &value);

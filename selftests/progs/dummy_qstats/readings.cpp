@@ -1,4 +1,6 @@
 #include <cerrno>
+#include <cstdlib>
+#include <string_view>
 
 #include "link.hpp"
 #include "qstats.hpp"
@@ -9,6 +11,19 @@ netdev::Netdev &nd()
 {
     static netdev::Netdev n;
     return n;
+}
+
+std::optional<bool> patched_label(std::optional<CaseResult> &err)
+{
+    const char *env = std::getenv("SELFTEST_KERNEL");
+    const std::string_view v = env != nullptr ? env : "";
+    if (v == "patched")
+        return true;
+    if (v == "base")
+        return false;
+    err = CaseResult::fail(
+            concat("SELFTEST_KERNEL is \"", v, "\": which kernel is this (base or patched)?"));
+    return std::nullopt;
 }
 
 // An up dummy device ("dqs" + pid + "_" + n) with IPv6 off that must have tx_queues TX
