@@ -6,7 +6,7 @@ import shutil
 from pathlib import Path
 
 from ci import report
-from ci.matrix import vm
+from common import vm
 from ci.matrix.expectations import TDC_STABLE_CATEGORIES, load_expectations, programs, tdc_expect
 from ci.matrix.judge import errno_keyed_programs, failing_cases, judge, patched_only
 from ci.matrix.kselftests import install_kselftests, kselftest_collections

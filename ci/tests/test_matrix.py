@@ -23,7 +23,8 @@ import unittest
 from pathlib import Path
 from unittest import mock
 
-from ci.matrix import judge, ktap_parse, read, run, vm
+from ci.matrix import judge, ktap_parse, read, run
+from common import vm
 from ci.matrix.case import not_shown
 from common.paths import ROOT
 from common.programs import read_programs

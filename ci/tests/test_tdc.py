@@ -16,7 +16,8 @@ import unittest
 from pathlib import Path
 from unittest import mock
 
-from ci.matrix import expectations, read, run, runner_parse, vm
+from ci.matrix import expectations, read, run, runner_parse
+from common import vm
 from ci.matrix import judge as matrix_judge
 from common.paths import ROOT
 

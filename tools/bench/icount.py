@@ -29,7 +29,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-from ci.matrix.vm import run_vm
+from common.vm import run_vm
 from common import logs
 from common.stamp import source_stamp, write_source_stamp
 from tools.bench.bench_config import ICOUNT_GUARDS, ICOUNT_MIN_RUNS, ICOUNT_REPORTS

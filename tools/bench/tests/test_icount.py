@@ -13,7 +13,7 @@ import unittest
 from pathlib import Path
 from unittest import mock
 
-from ci.matrix.vm import VmResult
+from common.vm import VmResult
 from common.paths import ROOT
 from tools.bench import bench_config, icount
 
