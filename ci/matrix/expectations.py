@@ -4,6 +4,7 @@ and the tc-testing categories each run takes and the tree's cases in them.
 """
 
 import json
+import re
 from pathlib import Path
 
 from common.paths import ROOT
@@ -77,3 +78,25 @@ def tdc_expect(expect, progs, tree, categories):
         if kind == "tdc" and prog in out:
             out[prog] = {c: e for c, e in out[prog].items() if c in run or c not in every}
     return out, {prog: run for prog, kind in progs if kind == "tdc"}
+
+
+# What a patch writes: a selftest file, a tc-testing case's id.
+SELFTEST_FILE_RE = re.compile(r"^\+\+\+ b/tools/testing/selftests/(?P<path>\S+)$")
+TDC_ADDED_ID_RE = re.compile(r'^\+\s*"id":\s*"(?P<id>[^"]+)"')
+
+
+def series_cases(patches=ROOT / "patches"):
+    """(kselftests, tdc ids): the COLLECTION:TEST of every selftest file
+    the series' patches add or change, and the id of every tc-testing case
+    they add. These are the series' own cases, judged on one run; the
+    others of the tree are peer cases, rerun when they look like a
+    regression (run.py rerun_suspects())."""
+    ksft, tdc = set(), set()
+    for f in sorted(Path(patches).rglob("*.patch")):
+        for line in f.read_text(errors="replace").splitlines():
+            if m := SELFTEST_FILE_RE.match(line):
+                collection, _, test = m["path"].rpartition("/")
+                ksft.add(f"{collection}:{test}")
+            elif m := TDC_ADDED_ID_RE.match(line):
+                tdc.add(m["id"])
+    return ksft, tdc

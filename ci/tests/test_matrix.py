@@ -26,6 +26,7 @@ from unittest import mock
 from ci.matrix import judge, ktap_parse, read, run
 from common import vm
 from ci.matrix.case import not_shown
+from ci.matrix.expectations import series_cases
 from common.paths import ROOT
 from common.programs import read_programs
 
@@ -717,6 +718,59 @@ class RunMatrixTest(unittest.TestCase):
         # for programs that did not run this time.
         out = self.run_matrix("good", stale=True)
         self.assertTrue(out.ok, out.summary)
+
+
+class FlakySuspectsTest(unittest.TestCase):
+    """Which cases that failed on patched and passed on base are rerun."""
+
+    PROGS = [("net.nl_netdev.py", "kselftest"), ("net.qdisc_bypass.py", "kselftest"),
+             ("qdisc_bypass", "ktap"), ("tc-testing", "tdc")]
+    TESTS = {"net.nl_netdev.py": "net:nl_netdev.py", "net.qdisc_bypass.py": "net:qdisc_bypass.py"}
+
+    @staticmethod
+    def prog(kind, **cases):
+        return read.ProgramRun(kind, 1, ktap_parse.Ktap(
+            plan=len(cases), results=[(c, ktap_parse.CaseResult(s)) for c, s in cases.items()]))
+
+    def test_peer_cases_only(self):
+        runs = {label: {"net.nl_netdev.py": self.prog("kselftest", a=st, b="fail"),
+                        "net.qdisc_bypass.py": self.prog("kselftest", c=st),
+                        "qdisc_bypass": self.prog("ktap", d=st),
+                        "tc-testing": self.prog("tdc", x=st, y=st, z=st)}
+                for label, st in (("patched", "fail"), ("base", "pass"))}
+        expect = {"net.nl_netdev.py": {"a": {"why": "control"}, "b": {"why": "control"}},
+                  "net.qdisc_bypass.py": {"c": {"why": "control"}},
+                  "qdisc_bypass": {"d": {"why": "control"}},
+                  "tc-testing": {"y": {"base": "pass", "patched": "fail", "why": "w"}}}
+        own = ({"net:qdisc_bypass.py"}, {"z"})
+        # a: the tree's kselftest; x: a tree tdc case without an entry. Not:
+        # b (fails on base too), c (the series' own kselftest), d (a C++
+        # program), y (expected to fail on patched), z (the series' own tdc case).
+        self.assertEqual(run.flaky_suspects(runs, expect, self.PROGS, self.TESTS, own),
+                         {"net.nl_netdev.py": {"a"}, "tc-testing": {"x"}})
+
+    def test_series_own_cases_from_the_patches(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            (Path(tmp) / "t").mkdir()
+            (Path(tmp) / "t/0001-a.patch").write_text(
+                "--- a/tools/testing/selftests/drivers/net/stats.py\n"
+                "+++ b/tools/testing/selftests/drivers/net/stats.py\n"
+                "+++ b/tools/testing/selftests/tc-testing/tc-tests/qdiscs/fq_codel.json\n"
+                '+        "id": "24f9",\n'
+                '         "id": "0001",\n')
+            self.assertEqual(series_cases(tmp)[1], {"24f9"})
+            self.assertIn("drivers/net:stats.py", series_cases(tmp)[0])
+        ksft, _ = series_cases()
+        self.assertIn("net:qdisc_bypass.py", ksft)
+        self.assertNotIn("net:nl_netdev.py", ksft)
+
+    def test_judged_by_every_run(self):
+        counts = {"patched": ["fail", "pass", "fail", "fail"], "base": ["pass"] * 4}
+        self.assertEqual(judge.rerun_counts(counts), "patched 3/4 failed, base 0/4 failed")
+        self.assertFalse(judge.regression_kept(counts))
+        self.assertTrue(judge.regression_kept({"patched": ["fail"] * 4, "base": ["pass"] * 4}))
+        self.assertFalse(judge.regression_kept({"patched": ["fail"] * 4,
+                                                "base": ["pass", "skip", "pass", "pass"]}))
 
 
 class KunitApiTest(unittest.TestCase):

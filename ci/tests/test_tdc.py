@@ -419,13 +419,75 @@ class RunMatrixTdcTest(unittest.TestCase):
         self.assertIn("tc-testing: f00d on patched: never ran, expected pass", out.problems)
 
     def test_failure_on_patched_rerun_on_base_is_a_regression(self):
+        # A real regression: f00d keeps failing on patched and passing on
+        # base, through every rerun.
         bad = (1, tap(ok(1, "24f9"), ok(2, "d351"), ok(3, "82d9"),
                       failed(4, "f00d", "Command exited with 2")))
-        out, commands = self.run_matrix({"patched": lambda ids: bad, "base": self.base})
+        out, commands = self.run_matrix(
+            {"patched": lambda ids: bad if ids is None else
+             (1, tap(failed(1, "f00d", "Command exited with 2"))), "base": self.base})
         self.assertIn("TDC_IDS='24f9 d351 f00d' ", commands[1][1])
+        # Rerun alone, on patched and base alternating, three more pairs.
+        self.assertEqual([label for label, _ in commands],
+                         ["patched", "base"] + ["patched", "base"] * run.RERUN_PAIRS)
+        for _, command in commands[2:]:
+            self.assertIn("TDC_IDS='f00d' ", command)
+            self.assertIn(" --only=tc-testing", command)
         self.assertFalse(out.ok)
         self.assertEqual(len(out.problems), 1, out.problems)
-        self.assertIn("(a regression: it passes on base)", out.problems[0])
+        self.assertIn("(a regression: patched 4/4 failed, base 0/4 failed)", out.problems[0])
+        self.assertRegex(out.matrix, r"tc-testing: f00d .*REGRESSION")
+        self.assertEqual(out.flaky, [])
+
+    def test_flaky_peer_case_is_reported_not_failed(self):
+        # d3da's way: f00d fails once on patched, then passes.
+        bad = (1, tap(ok(1, "24f9"), ok(2, "d351"), ok(3, "82d9"),
+                      failed(4, "f00d", "Value doesn't match: packets: 4 != 3")))
+        out, commands = self.run_matrix(
+            {"patched": lambda ids: bad if ids is None else (0, tap(ok(1, "f00d"))),
+             "base": self.base})
+        # Once it passed on patched it is no regression: one pair is enough.
+        self.assertEqual([label for label, _ in commands], ["patched", "base"] * 2)
+        self.assertTrue(out.ok, out.problems)
+        self.assertEqual(out.flaky, ["tc-testing: f00d: patched 1/2 failed, base 0/2 failed"])
+        self.assertIn("1 flaky: tc-testing: f00d: patched 1/2 failed, base 0/2 failed",
+                      out.summary)
+        self.assertRegex(out.matrix, r"tc-testing: f00d .*FLAKY")
+        self.assertIn("flaky (failed on patched and passed on base, then rerun on both, "
+                      "alternating): tc-testing: f00d", out.matrix)
+        case = [c for c in out.cases if c.name == "tc-testing: f00d" and c.suite.endswith("patched")]
+        self.assertEqual([c.status for c in case], ["warn"])
+        self.assertTrue(case[0].message.startswith("flaky: patched 1/2 failed, base 0/2 failed; "
+                                                   "the first run: got fail"), case[0].message)
+
+    def test_case_failing_on_base_in_a_rerun_is_flaky(self):
+        bad = (1, tap(ok(1, "24f9"), ok(2, "d351"), ok(3, "82d9"),
+                      failed(4, "f00d", "Command exited with 2")))
+        out, commands = self.run_matrix(
+            {"patched": lambda ids: bad if ids is None else
+             (1, tap(failed(1, "f00d", "Command exited with 2"))),
+             "base": lambda ids: self.base(ids) if ids != ["f00d"] else
+             (1, tap(failed(1, "f00d", "Command exited with 2")))})
+        self.assertEqual(len(commands), 4)
+        self.assertTrue(out.ok, out.problems)
+        self.assertEqual(out.flaky, ["tc-testing: f00d: patched 2/2 failed, base 1/2 failed"])
+
+    def test_rerun_that_does_not_report_the_case_fails(self):
+        bad = (1, tap(ok(1, "24f9"), ok(2, "d351"), ok(3, "82d9"),
+                      failed(4, "f00d", "Command exited with 2")))
+        out, _ = self.run_matrix({"patched": lambda ids: bad if ids is None else (4, ""),
+                                  "base": self.base})
+        self.assertFalse(out.ok)
+        self.assertIn("tc-testing: f00d: not reported by rerun 1 on patched", out.problems)
+
+    def test_series_own_case_keeps_one_run(self):
+        # 24f9 is the series' own (patches/ adds it): judged on its one run.
+        bad = (1, tap(failed(1, "24f9", "Command exited with 2"), ok(2, "d351"),
+                      ok(3, "82d9"), ok(4, "f00d")))
+        out, commands = self.run_matrix({"patched": lambda ids: bad, "base": self.base})
+        self.assertEqual(len(commands), 2)
+        self.assertFalse(out.ok)
+        self.assertIn("tc-testing: 24f9 on patched: control, got fail", out.problems[0])
 
     def test_rerun_case_missing_on_base_fails(self):
         bad = (1, tap(ok(1, "24f9"), ok(2, "d351"), ok(3, "82d9"),
