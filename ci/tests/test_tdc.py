@@ -95,6 +95,23 @@ class ParseTdcTest(unittest.TestCase):
         # The next run's progress is no case's diagnostics.
         self.assertNotIn("Sent 5 packets.", k.cases["d351"].diag)
 
+    def test_each_run_judged_by_its_own_exit_code(self):
+        # The htb run fails by design (exit 1); a later run crashes after
+        # printing all its results: the whole script's exit code (the first
+        # failing run's, 1) would imply nothing wrong.
+        text = ("### tdc run: qdiscs/htb.json\n" + tap(failed(1, "bbb1", "exited 2"))
+                + "### tdc run: qdiscs/htb.json exit 1\n"
+                + "### tdc run: qdiscs/fq.json\n" + tap(ok(1, "24f9"), ok(2, "d351"))
+                + "### tdc run: qdiscs/fq.json exit 139\n"
+                + "### tdc run: qdiscs/sfq.json\n" + tap(ok(1, "aaa1"))
+                + "### tdc run: qdiscs/sfq.json exit 1\n"
+                + "### tdc run: qdiscs/red.json\n" + tap(ok(1, "aaa2"))
+                + "### tdc run: qdiscs/red.json exit 0\n")
+        k = runner_parse.parse_tdc(text)
+        self.assertEqual(k.problems, [
+            "qdiscs/fq.json: tdc exited 139 (killed by signal 11), its results imply exit 0",
+            "qdiscs/sfq.json: tdc exited 1, its results imply exit 0"])
+
     def test_no_plan_no_results(self):
         k = runner_parse.parse_tdc(HEAD + ok(1, "24f9"))
         self.assertEqual((k.plan, k.results), (None, []))
