@@ -22,6 +22,23 @@ def is_control(entry, labels):
     return bool(entry) and all(entry.get(k, "pass") == "pass" for k in labels)
 
 
+PROGS_SRC = ROOT / "selftests/progs"
+
+
+def kernel_judged(progs, src=PROGS_SRC):
+    """The C++ programs (kind ktap) that judge their rows by the kernel they
+    run on: their source (src/NAME.cpp or src/NAME/) reads SELFTEST_KERNEL
+    (bad_input). Every row of theirs expects "pass" on each kernel, but what
+    passes differs by kernel: they are no controls, and run on every kernel."""
+    out = set()
+    for prog, kind in progs:
+        files = [Path(src) / f"{prog}.cpp", *sorted((Path(src) / prog).glob("*"))]
+        if kind == "ktap" and any(f.is_file() and "SELFTEST_KERNEL" in
+                                  f.read_text(errors="replace") for f in files):
+            out.add(prog)
+    return out
+
+
 def load_expectations(path=ROOT / "selftests/expectations.json"):
     return json.loads(Path(path).read_text()) if Path(path).is_file() else {}
 

@@ -8,7 +8,8 @@ from dataclasses import dataclass, field
 
 from ci import report
 from ci.matrix.case import judge_case, program_problems
-from ci.matrix.expectations import expected, expected_cases, is_control, programs
+from ci.matrix.expectations import (expected, expected_cases, is_control, kernel_judged,
+                                    programs)
 
 
 @dataclass
@@ -40,9 +41,12 @@ def failing_cases(run):
 def control_programs(expect, progs, labels):
     """The programs (not tdc: tdc_subset() chooses its cases) every case of
     which expectations.json lists as a control on every kernel of labels:
-    passing everywhere, no new behaviour to show on the base."""
+    passing everywhere, no new behaviour to show on the base. Not one that
+    judges its rows by the kernel it runs on (kernel_judged()): its "pass"
+    on base is the base's behaviour shown."""
+    judged = kernel_judged(progs)
     return {prog for prog, kind in progs
-            if kind != "tdc" and expect.get(prog)
+            if kind != "tdc" and expect.get(prog) and prog not in judged
             and all(is_control(e, labels) for e in expect[prog].values())}
 
 
@@ -115,6 +119,7 @@ def judge(runs, expect, progs, labels, problems=None, listed_only=(), required=N
     out = MatrixVerdict()
     not_run = not_run or {}
     reruns = reruns or {}
+    judged = kernel_judged(progs)
     problems = list(problems or [])
     kinds = dict(progs)
     required = required or {}
@@ -150,7 +155,7 @@ def judge(runs, expect, progs, labels, problems=None, listed_only=(), required=N
         plain = entry is None and kinds.get(prog) == "tdc"
         if plain:
             entry = {}
-        control = is_control(entry, labels)
+        control = is_control(entry, labels) and prog not in judged
         controls += control
         cells, verdict = [], "ok"
         word_both, note = tdc_note(per, labels) if plain else ("", "")

@@ -654,6 +654,36 @@ class RunMatrixTest(unittest.TestCase):
         self.assertEqual(judge.patched_only(expect, PROGS, ["patched"],
                                             {"drivers.net.dummy_queues.py": run}), set())
 
+    def test_a_program_judging_by_kernel_is_no_control(self):
+        # bad_input checks each row for the kernel it runs on (SELFTEST_KERNEL):
+        # every entry says "pass" on both, yet its base rows show the base's
+        # behaviour (kNoChannelsOps). It runs on base, its rows are no controls.
+        from ci.matrix.expectations import kernel_judged, load_expectations, programs
+        progs = programs()
+        self.assertEqual(kernel_judged(progs), {"bad_input"})
+        expect = load_expectations()
+        self.assertTrue(all(e.get(k, "pass") == "pass" for e in expect["bad_input"].values()
+                            for k in LABELS))
+        self.assertNotIn("bad_input", judge.control_programs(expect, progs, LABELS))
+        self.assertIn("dummy_queues", judge.control_programs(expect, progs, LABELS))
+        run_ = read.ProgramRun("ktap", 0, ktap_parse.Ktap(plan=1, results=[
+            ("kernel_matches_label", ktap_parse.CaseResult("pass"))]))
+        self.assertEqual(judge.patched_only(expect, progs, LABELS, {"bad_input": run_}), set())
+        out = judge.judge({k: {"bad_input": run_} for k in LABELS},
+                          {"bad_input": {"kernel_matches_label": {"why": "control: x"}}},
+                          [("bad_input", "ktap")], LABELS)
+        self.assertIn("1 case(s) (0 controls)", out.summary)
+
+    def test_kernel_judged_by_its_source(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            (Path(tmp) / "a").mkdir()
+            (Path(tmp) / "a/x.cpp").write_text('getenv("SELFTEST_KERNEL")\n')
+            (Path(tmp) / "b.cpp").write_text('getenv("SELFTEST_KERNEL")\n')
+            (Path(tmp) / "c.cpp").write_text("int main() {}\n")
+            from ci.matrix.expectations import kernel_judged
+            self.assertEqual(kernel_judged([("a", "ktap"), ("b", "ktap"), ("c", "ktap"),
+                                            ("a", "kselftest")], tmp), {"a", "b"})
+
     def test_control_programs_are_those_without_new_behaviour(self):
         expect = self.control_expectations()
         self.assertEqual(judge.control_programs(expect, PROGS, LABELS),
