@@ -11,7 +11,7 @@ from common.paths import ROOT
 from common.programs import PROGRAMS_TXT, read_programs
 
 
-SHOW_KINDS = ("errno", "extack", "counter", "skip")
+SHOW_KINDS = ("errno", "operation", "extack", "counter", "skip")
 # What an entry may expect of a case on a kernel. "skip" is not one: a case
 # that skips proves nothing, so a skip is accepted only as an expected
 # "fail" whose shows name the skip's reason (kind "skip").

@@ -20,6 +20,7 @@ class MatrixVerdict:
     cases: list = field(default_factory=list)
     problems: list = field(default_factory=list)
     flaky: list = field(default_factory=list)  # "PROG: CASE: patched 1/4 failed, base 0/4 failed"
+    not_run: list = field(default_factory=list)  # "PROG: CASE" of entries with "not_run"
 
 
 def errno_keyed_programs(progs, listed=None):
@@ -180,6 +181,10 @@ def judge(runs, expect, progs, labels, problems=None, listed_only=(), required=N
                 continue
             ok, word, msg = judge_case(entry, label, got, control, prog in errno_keyed)
             status = "pass" if ok else "fail"
+            if ok and entry.get("not_run"):
+                # It failed as listed, for the environment: no test of the
+                # kernel, counted as not run.
+                status, msg = "skip", f"not run: {entry['not_run']} ({msg})"
             if not ok and label == "patched" and word_both:
                 word, msg = word_both, msg + note
             if not ok and label == "patched" and flaky:
@@ -196,6 +201,9 @@ def judge(runs, expect, progs, labels, problems=None, listed_only=(), required=N
                 problems.append(f"{prog}: {case} on {label}: {msg}")
         if word_both and verdict != "ok":
             verdict = word_both
+        if entry and entry.get("not_run") and verdict == "ok":
+            verdict = "NOT RUN"
+            out.not_run.append(f"{prog}: {case}")
         if plain and verdict == "ok":
             unlisted[prog] = unlisted.get(prog, 0) + 1
             continue
@@ -206,6 +214,9 @@ def judge(runs, expect, progs, labels, problems=None, listed_only=(), required=N
     for prog, n in sorted(unlisted.items()):
         out.matrix += (f"\n{prog}: {n} other case(s) without an entry, each passing on "
                        + ", ".join(k for k in labels if k not in listed_only))
+    if out.not_run:
+        out.matrix += ("\nnot run, failing for the environment as listed (expectations.json "
+                       "\"not_run\"): " + ", ".join(out.not_run))
     if out.flaky:
         out.matrix += ("\nflaky (failed on patched and passed on base, then rerun on both, "
                        "alternating): " + "; ".join(out.flaky))
@@ -218,6 +229,8 @@ def judge(runs, expect, progs, labels, problems=None, listed_only=(), required=N
     n = len(results)
     skipped = "".join(f", {len(p)} control program(s) not rerun on {k}"
                       for k, p in sorted(not_run.items()) if p)
+    skipped += (f", {len(out.not_run)} not run (listed): " + ", ".join(out.not_run)
+                if out.not_run else "")
     skipped += (f", {len(out.flaky)} flaky: " + "; ".join(out.flaky)) if out.flaky else ""
     out.summary = (f"{n} case(s) ({controls} controls) x {len(labels)} kernels{skipped}, "
                    + ("all as expected" if out.ok else

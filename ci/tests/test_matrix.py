@@ -228,6 +228,24 @@ class ShowsByTokenTest(unittest.TestCase):
         self.assertEqual(not_shown({"errno": "EINVAL"}, ["got EINVALID"]),
                          ["errno 'EINVAL'"])
 
+    def test_errno_with_its_operation(self):
+        # An unrelated line with the errno's text met an errno alone.
+        shows = {"errno": "EOPNOTSUPP", "operation": "ethnl.channels_get"}
+        unrelated = ["RTNETLINK answers: Operation not supported",
+                     'File "dummy_queues.py", line 189, in channels_get']
+        self.assertEqual(not_shown({"errno": "EOPNOTSUPP"}, unrelated), [])
+        self.assertEqual(not_shown(shows, unrelated), ["operation 'ethnl.channels_get'"])
+        traceback = ["Exception|     channels = cfg.ethnl.channels_get({'header':",
+                     "Exception| net.ynl.pyynl.lib.ynl.NlError: Netlink error: "
+                     "Operation not supported"]
+        self.assertEqual(not_shown(shows, traceback), [])
+        # A name, not part of a longer one.
+        self.assertEqual(not_shown(shows, ["cfg.myethnl.channels_get_all(x): Operation not "
+                                           "supported"]), ["operation 'ethnl.channels_get'"])
+        self.assertEqual(not_shown({"errno": "EOPNOTSUPP", "operation": "ethtool -L"},
+                                   ["CMD: ip netns exec n ethtool  -L d0 tx 2",
+                                    "STDERR: netlink error: Operation not supported"]), [])
+
     def test_skip_reason_only_of_a_skip(self):
         shows = {"skip": "qstats not supported by the device"}
         self.assertEqual(not_shown(shows, [], "qstats not supported by the device"),

@@ -352,6 +352,37 @@ class WholeRunTest(unittest.TestCase):
         self.assertRegex(out.matrix, r"tc-testing: 82d9 .*UNLISTED")
 
 
+class NotRunTest(unittest.TestCase):
+    def test_listed_not_run_is_counted_so(self):
+        # 2334 fails on both kernels for a missing eBPF object: as listed,
+        # but no test of the kernel, so not run rather than as expected.
+        entry = {"base": "fail", "patched": "fail", "why": "base: no object",
+                 "not_run": "its eBPF object is never built",
+                 "shows": {k: {"extack": "Cannot initialize ELF context!"} for k in LABELS}}
+        text = tap(failed(1, "2334", "Cannot initialize ELF context!"))
+        runs = {k: {"tc-testing": read.ProgramRun("tdc", 1, runner_parse.parse_tdc(text))}
+                for k in LABELS}
+        out = matrix_judge.judge(runs, {"tc-testing": {"2334": entry}}, PROGS, LABELS)
+        self.assertTrue(out.ok, out.problems)
+        cases = [(c.suite, c.status, c.message) for c in out.cases if c.name.endswith("2334")]
+        self.assertEqual([s for _, s, _ in cases], ["skip", "skip"])
+        self.assertTrue(cases[0][2].startswith("not run: its eBPF object is never built (got "
+                                               "fail, expected fail"), cases[0][2])
+        self.assertIn("1 not run (listed): tc-testing: 2334", out.summary)
+        self.assertRegex(out.matrix, r"tc-testing: 2334 .*NOT RUN")
+        # One that fails for another reason is a failure as before.
+        text = tap(failed(1, "2334", "Segmentation fault"))
+        runs["patched"]["tc-testing"] = read.ProgramRun("tdc", 1, runner_parse.parse_tdc(text))
+        out = matrix_judge.judge(runs, {"tc-testing": {"2334": entry}}, PROGS, LABELS)
+        self.assertFalse(out.ok)
+        self.assertEqual(out.not_run, [])
+
+    def test_the_bpf_cases_are_listed_not_run(self):
+        expect = expectations.load_expectations()["tc-testing"]
+        for case in ("2334", "e939"):
+            self.assertIn("eBPF object", expect[case]["not_run"])
+
+
 def write_tree(root, cases):
     """A kernel tree holding tc-testing cases {file: [(id, [category...])]},
     an item's third element, if any, more of the case's fields."""
