@@ -78,7 +78,8 @@ class RootTest(unittest.TestCase):
         self.assertEqual(circles(graph), [])
 
     def test_a_circle_is_found(self):
-        graph = {"ci.a": {"ci.b", "os"}, "ci.b": {"ci.c"}, "ci.c": {"ci.a.x", "ci.a"}, "ci.d": {"ci.a"}}
+        graph = {"ci.a": {"ci.b", "os"}, "ci.b": {"ci.c"}, "ci.c": {"ci.a.x", "ci.a"},
+                 "ci.d": {"ci.a"}}
         self.assertEqual(circles(graph), [["ci.a", "ci.b", "ci.c", "ci.a"]])
         # The circle pipeline_common and pipeline_state made, through a
         # TYPE_CHECKING import.

@@ -503,7 +503,8 @@ class RunMatrixTdcTest(unittest.TestCase):
         self.assertRegex(out.matrix, r"tc-testing: f00d .*FLAKY")
         self.assertIn("flaky (failed on patched and passed on base, then rerun on both, "
                       "alternating): tc-testing: f00d", out.matrix)
-        case = [c for c in out.cases if c.name == "tc-testing: f00d" and c.suite.endswith("patched")]
+        case = [c for c in out.cases
+                if c.name == "tc-testing: f00d" and c.suite.endswith("patched")]
         self.assertEqual([c.status for c in case], ["warn"])
         self.assertTrue(case[0].message.startswith("flaky: patched 1/2 failed, base 0/2 failed; "
                                                    "the first run: got fail"), case[0].message)
