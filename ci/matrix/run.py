@@ -75,7 +75,7 @@ def flaky_suspects(runs, expect, progs, tests, own):
 def rerun_suspects(suspects, runs, boot, pairs=RERUN_PAIRS):
     """Reruns the suspects (flaky_suspects()) on patched, then base, up to
     pairs times, each boot running only their programs (boot(label, n,
-    {program: cases}) -> {program: ProgramRun}, None when the boot failed),
+    {program: cases}) -> {program: ProgramRun}, or why the VM failed),
     and stops once every suspect has passed on patched or failed on base.
     Returns ({(program, case): {"patched": [status...], "base": [...]}},
     the first run's included; problems): a failed boot or a suspect a rerun
@@ -89,9 +89,8 @@ def rerun_suspects(suspects, runs, boot, pairs=RERUN_PAIRS):
             break
         for label in ("patched", "base"):
             again = boot(label, n, suspects)
-            if again is None:
-                return got, problems + [f"rerun {n} of the flaky suspects on {label}: "
-                                        "the VM failed (its console log)"]
+            if isinstance(again, str):
+                return got, problems + [f"rerun {n} of the flaky suspects on {label}: {again}"]
             for prog, case in got:
                 res = again.get(prog) and again[prog].ktap.cases.get(case)
                 if res:
@@ -185,7 +184,7 @@ def run_matrix(kernels, outdir, bindir=CXX_BUILD, tree="", timeout=1800,
         res = boot(label, shared_dir, f"TDC_IDS='{' '.join(ids)}' " if ids else "",
                    f" --only={','.join(sorted(suspects))}")
         if not (res.ok and (shared_dir / "complete").is_file()):
-            return None
+            return f"{res.reason()} (console: {res.log_path})"
         return {p: read_program(shared_dir, p, k, tree, tests.get(p, ""))
                 for p, k in progs if p in suspects}
 

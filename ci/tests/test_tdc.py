@@ -404,14 +404,18 @@ class RunMatrixTdcTest(unittest.TestCase):
             "filters/basic.json": [("f00d", ["filter", "basic"])],
             "actions/gact.json": [("a001", ["actions", "gact"]), ("c797", ["actions"])]}
 
-    def run_matrix(self, outputs, categories=("qdisc", "filter"), base_all=False):
+    def run_matrix(self, outputs, categories=("qdisc", "filter"), base_all=False, dead=()):
         """outputs: {label: function of the TDC_IDS asked (None: the
-        categories) giving (rc, TAP)}."""
+        categories) giving (rc, TAP)}; dead: the results directories whose
+        VM is killed at its timeout."""
         commands = []
 
         def fake_run_vm(build, command, rwdir, timeout, log_path):
             label = Path(build).name
             commands.append((label, command))
+            if Path(rwdir).name in dead:
+                return vm.VmResult(kernel=str(build), command=command, exit_code=None,
+                                   timed_out=True, seconds=2700.0, log_path=str(log_path))
             m = re.search(r"TDC_IDS='([^']*)'", command)
             rc, text = outputs[label](m[1].split() if m else None)
             Path(rwdir).mkdir(parents=True, exist_ok=True)
@@ -528,6 +532,17 @@ class RunMatrixTdcTest(unittest.TestCase):
                                   "base": self.base})
         self.assertFalse(out.ok)
         self.assertIn("tc-testing: f00d: not reported by rerun 1 on patched", out.problems)
+
+    def test_rerun_whose_vm_fails_fails_the_stage(self):
+        bad = (1, tap(ok(1, "24f9"), ok(2, "d351"), ok(3, "82d9"),
+                      failed(4, "f00d", "Command exited with 2")))
+        out, _ = self.run_matrix({"patched": lambda ids: bad, "base": self.base},
+                                 dead=("patched-rerun1",))
+        self.assertFalse(out.ok)
+        self.assertTrue(any(p.startswith("rerun 1 of the flaky suspects on patched: VM killed "
+                                         "after 2700s timeout (console: ") and
+                            p.endswith("patched-rerun1-console.log)") for p in out.problems),
+                        out.problems)
 
     def test_series_own_case_keeps_one_run(self):
         # 24f9 is the series' own (patches/ adds it): judged on its one run.
