@@ -21,8 +21,9 @@ from common.stamp import write_source_stamp
 from ci.pipeline_common import CONFIGS, BuildProgress, StageFailed, log, sh
 from ci.pipeline_tree import TreeStages
 from ci import report
-from tools.bench.bench_config import (ICOUNT_COUNTER_GUARD, ICOUNT_COUNTER_VARIANTS,
-                                      ICOUNT_GUARDS, ICOUNT_PATH_GUARDS, passing_guard)
+from tools.bench.bench_config import (ICOUNT_BOOTS, ICOUNT_COUNTER_GUARD,
+                                      ICOUNT_COUNTER_VARIANTS, ICOUNT_GUARDS,
+                                      ICOUNT_PATH_GUARDS, failed_targets, passing_guard)
 
 
 # The previous design of the dummy series' per-queue counters (not lltx, counters under
@@ -56,26 +57,26 @@ def negative_caught(guards, keys=ICOUNT_PATH_GUARDS):
 
 def bench_cases(comparisons):
     """One case per comparison from bench.json's comparisons, and the keys of
-    the targets not met. No data fails; "not met" and "inconclusive" (at the
-    repetition cap) fail, but an inconclusive guard (bench_config.Comparison)
-    passes; met and report-only comparisons pass."""
-    cases, not_met = [], []
+    the targets not met (bench_config.failed_targets()). No data fails;
+    "not met" and "inconclusive" (at the repetition cap) fail, but an
+    inconclusive guard (bench_config.Comparison) passes; met and report-only
+    comparisons pass."""
+    cases, not_met = [], failed_targets(comparisons)
     for r in comparisons:
         if not r["repetitions"]:
-            cases.append(report.Case("bench", r["key"], "fail", f"no data, target {r['target']}"))
+            cases.append(report.Case("bench", r["key"], "fail" if r["key"] in not_met else "pass",
+                                     f"no data, target {r['target']}"))
             continue
         text = (f"{r['ratio_median']:.2f}x, 95% CI {r['ratio_ci_low']:.3f}-"
                 f"{r['ratio_ci_high']:.3f}, target {r['target']}")
         verdict = r.get("verdict")
         if verdict == "not met":
-            not_met.append(r["key"])
             cases.append(report.Case("bench", r["key"], "fail", f"{text}: NOT met"))
         elif passing_guard(r):
             cases.append(report.Case("bench", r["key"], "pass",
                                      f"{text}: inconclusive, a guard of the same code on "
                                      "both sides: only a proven regression fails it"))
         elif verdict == "inconclusive":
-            not_met.append(r["key"])
             cases.append(report.Case("bench", r["key"], "fail",
                                      f"{text}: inconclusive after {r['repetitions']} "
                                      "repetitions"))
@@ -100,8 +101,10 @@ class BenchStages(TreeStages):
         """The main command boots every kernel (the counter designs' dummy
         modules built out of tree on the patched build) twice with every
         row; the test command boots base, the counter designs and patched
-        once each with the guards' rows (every boot on one clocksource:
-        icount.CLOCKSOURCE). Each counter design the series did not choose
+        twice each with the guards' rows (ICOUNT_BOOTS: every boot on one
+        clocksource, icount.CLOCKSOURCE, and a kernel's boots agreeing,
+        icount.AGREEMENT, or one boot more; no two agreeing fails the stage).
+        Each counter design the series did not choose
         (ICOUNT_COUNTER_VARIANTS) must fail the counters guard; then the
         negative-control kernel, whose path guards must fail."""
         from tools.bench import icount  # noqa: PLC0415
@@ -124,7 +127,7 @@ class BenchStages(TreeStages):
                                                     patch.relative_to(ROOT))
             kernels["patched"] = (patched, None)
             scenarios = list(icount.SCENARIOS) if full else icount.guard_scenarios()
-            boots = 2 if full else 1
+            boots = ICOUNT_BOOTS
             t0 = time.monotonic()
             data = icount.run(kernels, out, reps=ICOUNT_REPS, boots=boots, scenarios=scenarios,
                               modules=modules)
@@ -154,7 +157,10 @@ class BenchStages(TreeStages):
         # A guard without runs on a side is not judged: the stage counts it not met.
         judged = {g["key"]: g["verdict"] for g in guards}
         not_met = [g.key for g in ICOUNT_GUARDS if judged.get(g.key) != "met"]
-        stage.summary = (f"{len(ICOUNT_GUARDS) - len(not_met)}/{len(ICOUNT_GUARDS)} guards met; "
+        rejected = "".join(f"; {len(b)} boot(s) of {k} left out for disagreeing"
+                           for k, b in data.get("rejected", {}).items())
+        stage.summary = (f"{len(ICOUNT_GUARDS) - len(not_met)}/{len(ICOUNT_GUARDS)} guards met"
+                         f"{rejected}; "
                          f"negative control ({ICOUNT_NEGATIVE.name}): "
                          f"{'caught' if caught else 'MISSED'}; counters negative controls "
                          f"({', '.join(ICOUNT_COUNTER_VARIANTS)} designs): "
@@ -169,8 +175,9 @@ class BenchStages(TreeStages):
 
     def icount_negative_control(self, base_runs):
         """ICOUNT_NEGATIVE applied to the series tree, built incrementally in
-        the patched kernel's build directory (dummy.c changes), booted once with
-        the path guards' rows and judged against the base's runs in the
+        the patched kernel's build directory (dummy.c changes), booted
+        ICOUNT_BOOTS times with the path guards' rows (agreeing, as every
+        kernel's boots must) and judged against the base's runs in the
         patched kernel's place; then the tree and the patched kernel are
         restored. Returns (caught, why); results in results/icount-negative/."""
         from tools.bench import icount  # noqa: PLC0415
@@ -179,7 +186,8 @@ class BenchStages(TreeStages):
         try:
             self.build(tree, build, f"build-{ICOUNT_NEGATIVE_LABEL}", ["W=1"])
             runs = icount.boot_runs({ICOUNT_NEGATIVE_LABEL: (build, None)}, out, icount.COUNT,
-                                    ICOUNT_REPS, 1, icount.guard_scenarios(ICOUNT_PATH_GUARDS))
+                                    ICOUNT_REPS, ICOUNT_BOOTS,
+                                    icount.guard_scenarios(ICOUNT_PATH_GUARDS))
         except RuntimeError as err:
             raise StageFailed(f"icount negative control: {err}") from err
         finally:

@@ -3,7 +3,8 @@ and the process helpers (log, sh, BuildProgress).
 
 The stages themselves live in one module per job (pipeline_host, pipeline_tree,
 pipeline_checks, pipeline_submit, pipeline_mail, pipeline_boot,
-pipeline_bench); what they hand on is the run state (pipeline_state);
+pipeline_bench), each a StageSet; what they hand on is the run state
+(pipeline_state, which imports this module, not the other way round);
 ci/pipeline.py puts them together and runs them.
 """
 
@@ -13,14 +14,11 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from common.cache import cache_dir
 from common.paths import ROOT
 from common.proc import run_tee
-
-if TYPE_CHECKING:
-    from ci.pipeline_state import RunState
 
 CACHE = cache_dir()
 # The project's own kernel config fragments.
@@ -86,19 +84,3 @@ class BuildProgress:
                 log(f"    {self.label}: {self.n} objects, {time.monotonic() - self.t0:.0f}s")
         elif re.search(r"\berror\b|^warning: config", line):
             log(f"    {line}")
-
-
-class StageSet:
-    """Base of the per-job stage classes. A stage is a method stage_<name>(stage)
-    filling in stage (summary, cases) and raising StageFailed on failure. It
-    reads the run's settings (mode, results, kernel_src: set up by
-    pipeline.Pipeline) and, of self.state, the fields Pipeline.NEEDS
-    declares for it; it sets the fields RunState names it the producer of."""
-
-    mode: str
-    results: Path
-    kernel_src: str | None
-    state: "RunState"
-
-    def logfile(self, name: str) -> Path:
-        return self.results / "logs" / f"{name}.log"

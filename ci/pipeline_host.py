@@ -16,7 +16,8 @@ from pathlib import Path
 from common.git import git_run
 from common.paths import ROOT
 from common.programs import CXX_BUILD
-from ci.pipeline_common import CACHE, StageFailed, StageSet, sh
+from ci.pipeline_common import CACHE, StageFailed, sh
+from ci.pipeline_state import StageSet
 from ci import report
 
 BUILD = CXX_BUILD

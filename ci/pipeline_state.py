@@ -7,7 +7,8 @@ sets it.
 
 What a stage leaves on disk at a fixed place is not state: kernel/configs
 fragments the apply stage extracts into the workspace, icount's
-results/icount/icount.json that bench reads when present."""
+results/icount/icount.json that bench reads when present. StageSet, the
+base of the stage classes, lives here with the state it reads."""
 
 from dataclasses import dataclass, field, fields
 from pathlib import Path
@@ -84,3 +85,19 @@ def missing(name: str) -> str:
     """What a stage is told when it needs field `name` and it is not set."""
     return (f"missing input {name}: the {PRODUCER[name].replace('_', '-')} stage sets it "
             "and has not in this run")
+
+
+class StageSet:
+    """Base of the per-job stage classes. A stage is a method stage_<name>(stage)
+    filling in stage (summary, cases) and raising StageFailed on failure. It
+    reads the run's settings (mode, results, kernel_src: set up by
+    pipeline.Pipeline) and, of self.state, the fields Pipeline.NEEDS
+    declares for it; it sets the fields RunState names it the producer of."""
+
+    mode: str
+    results: Path
+    kernel_src: str | None
+    state: RunState
+
+    def logfile(self, name: str) -> Path:
+        return self.results / "logs" / f"{name}.log"

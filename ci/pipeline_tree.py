@@ -13,7 +13,8 @@ from pathlib import Path
 from common.git import git, git_run
 from common.paths import ROOT
 from ci.pipeline_common import (BRANCH_PREFIX, CACHE, EXTRA_FRAGMENTS, X86_BUILD, BuildProgress,
-                                Stage, StageFailed, StageSet, log, sh)
+                                Stage, StageFailed, log, sh)
+from ci.pipeline_state import StageSet
 from ci import kconfig_tree, report
 from tools.series import series
 

@@ -68,12 +68,15 @@ def source(folder):
         return {}
 
 
-def write(folder, mode, base, stages, patches, series_results):
+def write(folder, mode, base, stages, patches, series_results, left_out=()):
+    """left_out: the stages of mode a partial run (--only) did not run."""
     folder = Path(folder)
     cases = [c for s in stages for c in s.cases]
     data = {
         "mode": mode,
         "ok": all(s.status != "fail" for s in stages),
+        "partial": bool(left_out),
+        "stages_not_run": list(left_out),
         "base": {k.lower(): v for k, v in base.items()},
         "environment": environment(),
         # The project's commit the run is of (ci/pipeline.py stamps it first).
@@ -91,7 +94,13 @@ def write(folder, mode, base, stages, patches, series_results):
 
 def markdown(data, stages, patches):
     base = data["base"]
-    lines = [f"# Pipeline {data['mode']}: {'PASS' if data['ok'] else 'FAIL'}", ""]
+    left_out = data.get("stages_not_run") or []
+    verdict = "FAIL" if not data["ok"] else "PARTIAL" if left_out else "PASS"
+    lines = [f"# Pipeline {data['mode']}: {verdict}", ""]
+    if left_out:
+        lines += [f"A partial run (--only): the stages that ran are "
+                  f"{', '.join(s.name for s in stages) or 'none'}; not run: "
+                  f"{', '.join(left_out)}. This is no pass of the {data['mode']} command.", ""]
     if base:
         pinned = base.get("base_pinned") == "yes"
         lines += [f"Base: {base.get('base_package')} {base.get('base_version')}"

@@ -1,6 +1,6 @@
 """The kernel reports that fail a run wherever they appear in a kernel's
 log: WARNING, BUG, KASAN, UBSAN, lockdep and RCU reports, oopses, panics,
-kmemleak's unreferenced objects. The VM runs (ci/matrix/vm.py) and the
+kmemleak's unreferenced objects. The VM runs (common/vm.py) and the
 KUnit runs in UML (kunit/) read their logs with the same patterns."""
 
 import re

@@ -3,7 +3,7 @@
 Results are read from kunit.py's JSON and counted per case; the run fails
 on any failed case, on a crash or timeout, when no case passed (none ran,
 or all skipped), or when a suite of the configs (NET_SUITES, SERIES_SUITES)
-did not run. It also fails on a
+did not run, has no passing case or skipped one. It also fails on a
 kernel report (KASAN, lockdep, WARNING, BUG, UBSAN: common/splats.py)
 anywhere in the kernel's whole log, the build directory's test.log:
 kunit.py's own output shows a case's log only when the case fails, so a
@@ -91,6 +91,8 @@ class KunitResult:
     # every named group with a case beneath it: a suite of parameterized
     # cases only (net_core) has its cases under their own groups
     suites: tuple[str, ...] = ()
+    # every named group's case statuses, however deep beneath it
+    beneath: dict[str, tuple[str, ...]] = field(default_factory=dict)
 
     def count(self, status: str) -> int:
         return sum(1 for c in self.cases if c[2] == status)
@@ -100,9 +102,20 @@ class KunitResult:
         ran = {c[0] for c in self.cases} | set(self.suites)
         return [s for s in self.required if s not in ran]
 
+    def unproven(self) -> list[str]:
+        """Required suites that ran with no passing case or a skipped one: a
+        suite whose cases all skip proves nothing."""
+        out = []
+        for s in self.required:
+            got = self.beneath.get(s) or tuple(c[2] for c in self.cases if c[0] == s)
+            if got and ("PASS" not in got or "SKIP" in got):
+                out.append(f"{s} ({got.count('PASS')} passed, {got.count('SKIP')} skipped)")
+        return out
+
     @property
     def ok(self) -> bool:
         return (self.exit_code == 0 and self.count("PASS") > 0 and not self.missing()
+                and not self.unproven()
                 and bool(self.kernel_log) and not self.splats
                 and not self.count("FAIL") and not self.count("ERROR"))
 
@@ -112,6 +125,8 @@ class KunitResult:
                 f"failed, {self.count('SKIP')} skipped"
                 + ("; no case passed" if not self.count("PASS") else "")
                 + (f"; suite(s) not run: {', '.join(missing)}" if missing else "")
+                + (f"; required suite(s) without a pass or with a skip: "
+                   f"{', '.join(self.unproven())}" if self.unproven() else "")
                 + ("" if self.kernel_log or not self.cases else
                    "; no kernel log (test.log) to check for kernel reports")
                 + (f"; {len(self.splats)} kernel report line(s): {self.splats[0]}"
@@ -137,6 +152,20 @@ def suites_with_cases(group: dict[str, Any]) -> set[str]:
         if below or sub.get("test_cases"):
             names |= below | {sub.get("name", "")}
     return names - {""}
+
+
+def statuses_beneath(group: dict[str, Any],
+                     out: dict[str, tuple[str, ...]] | None = None) -> dict[str, tuple[str, ...]]:
+    """{name: statuses of every case beneath it, however deep} of every named
+    group of kunit.py's JSON."""
+    out = {} if out is None else out
+    own = tuple(c["status"] for c in group.get("test_cases", []))
+    for sub in group.get("sub_groups", []):
+        statuses_beneath(sub, out)
+        own += out.get(sub.get("name", ""), ()) if sub.get("name") else ()
+    if group.get("name"):
+        out[group["name"]] = out.get(group["name"], ()) + own
+    return out
 
 
 def kunit_cases(group: dict[str, Any], suite: str | None = None,
@@ -194,7 +223,8 @@ def negative_control(tree: str | Path, build_dir: str | Path, log_path: str | Pa
     """The series' suite on the tree with NEGATIVE_CONTROL's bug applied
     (built incrementally in build_dir, reverted after), run up to
     NEGATIVE_ATTEMPTS times: (True, what it showed) when the named case
-    failed, (False, why not) when it never did."""
+    failed (FAIL: an ERROR, a crash or timeout, is not caught), (False, why
+    not) when it never did."""
     patch, suite, case = NEGATIVE_CONTROL
     tree = Path(tree)
     applied = git_run(tree, "apply", str(patch), capture="apart")
@@ -207,10 +237,11 @@ def negative_control(tree: str | Path, build_dir: str | Path, log_path: str | Pa
                       json_path=Path(build_dir) / "kunit-negative.json", filter_glob=f"{suite}*")
             status = {(s, c): st for s, c, st in res.cases}.get((suite, case), "not run")
             statuses.append(status)
-            if status in ("FAIL", "ERROR"):
+            if status == "FAIL":
                 return True, (f"{suite}.{case} failed on {patch.name}, as it must "
                               f"(run {len(statuses)} of up to {NEGATIVE_ATTEMPTS})")
-            if status == "not run":
+            # ERROR: a crash or timeout, no proof that the case sees the bug.
+            if status in ("not run", "ERROR"):
                 break
     finally:
         git(tree, "apply", "-R", str(patch))
@@ -232,6 +263,7 @@ def result(lines: list[str], exit_code: int | None, json_path: str | Path,
     if Path(json_path).is_file():
         data = json.loads(Path(json_path).read_text())
         res.cases, res.suites = kunit_cases(data), tuple(sorted(suites_with_cases(data)))
+        res.beneath = statuses_beneath(data)
     return res
 
 

@@ -126,7 +126,7 @@ while read -r name kind cmd; do
 done < "$here/programs.txt"
 # Debug kernels (kernel/configs/debug.config): an explicit kmemleak scan after
 # all programs. Its reports ("unreferenced object 0x...") go to the console,
-# where the host counts them as splats (ci/matrix/vm.py).
+# where the host counts them as splats (common/vm.py).
 leaks=/sys/kernel/debug/kmemleak
 [ -e "$leaks" ] || mount -t debugfs none /sys/kernel/debug 2>/dev/null
 if [ -w "$leaks" ]; then

@@ -32,8 +32,8 @@ KTAP is read by ktap_parse.py, with the kernel tree's
 tools/testing/kunit/kunit_parser.py when the tree is given; tdc's TAP and
 the kselftest runner's output by runner_parse.py.
 
-The modules, each importing only those listed before it:
-  vm.py            boot a kernel under virtme-ng, run one command in it
+The modules, each importing only those listed before it (and common/vm.py,
+which boots a kernel under virtme-ng and runs one command in it):
   ktap_parse.py    KTAP: each case's result, the plan, the diagnostics
   runner_parse.py  tdc's TAP and the kselftest runner's output
   read.py          what a program left in the VM's results (ProgramRun)

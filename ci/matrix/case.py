@@ -123,7 +123,10 @@ def not_shown(shows, diag, skip_reason=None, errno_key=False):
     what was got: not in the clauses that say what was expected
     (got_part()), so "expected EOPNOTSUPP, got EINVAL (...)" shows EINVAL and
     not EOPNOTSUPP. Extack and counter texts are seen anywhere in the
-    diagnostics. A "skip" text is seen only in the reason of a skipped case
+    diagnostics; an operation (the request an errno comes from, e.g.
+    "ethnl.channels_get" in a traceback, "QSTATS_GET" in a C++ program's
+    message) too, as a name: not inside a longer one, a "." before it
+    allowed. A "skip" text is seen only in the reason of a skipped case
     (skip_reason, None for a case that did not skip).
     """
     text = _norm(" ".join(diag))
@@ -138,6 +141,9 @@ def not_shown(shows, diag, skip_reason=None, errno_key=False):
                 num = getattr(errno, value, None) if value.isupper() else None
                 seen = num is not None and any(
                     token_re(t).search(got) for t in (value, os.strerror(num)))
+            elif kind == "operation":
+                body = r"\s+".join(re.escape(word) for word in value.split())
+                seen = bool(re.search(rf"(?<!\w){body}(?!\w)", text))
             elif kind == "skip":
                 seen = skip_reason is not None and bool(token_re(value).search(skip_reason))
             else:

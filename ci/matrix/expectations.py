@@ -4,13 +4,14 @@ and the tc-testing categories each run takes and the tree's cases in them.
 """
 
 import json
+import re
 from pathlib import Path
 
 from common.paths import ROOT
 from common.programs import PROGRAMS_TXT, read_programs
 
 
-SHOW_KINDS = ("errno", "extack", "counter", "skip")
+SHOW_KINDS = ("errno", "operation", "extack", "counter", "skip")
 # What an entry may expect of a case on a kernel. "skip" is not one: a case
 # that skips proves nothing, so a skip is accepted only as an expected
 # "fail" whose shows name the skip's reason (kind "skip").
@@ -19,6 +20,23 @@ EXPECTED = ("pass", "fail", "xfail")
 
 def is_control(entry, labels):
     return bool(entry) and all(entry.get(k, "pass") == "pass" for k in labels)
+
+
+PROGS_SRC = ROOT / "selftests/progs"
+
+
+def kernel_judged(progs, src=PROGS_SRC):
+    """The C++ programs (kind ktap) that judge their rows by the kernel they
+    run on: their source (src/NAME.cpp or src/NAME/) reads SELFTEST_KERNEL
+    (bad_input). Every row of theirs expects "pass" on each kernel, but what
+    passes differs by kernel: they are no controls, and run on every kernel."""
+    out = set()
+    for prog, kind in progs:
+        files = [Path(src) / f"{prog}.cpp", *sorted((Path(src) / prog).glob("*"))]
+        if kind == "ktap" and any(f.is_file() and "SELFTEST_KERNEL" in
+                                  f.read_text(errors="replace") for f in files):
+            out.add(prog)
+    return out
 
 
 def load_expectations(path=ROOT / "selftests/expectations.json"):
@@ -77,3 +95,25 @@ def tdc_expect(expect, progs, tree, categories):
         if kind == "tdc" and prog in out:
             out[prog] = {c: e for c, e in out[prog].items() if c in run or c not in every}
     return out, {prog: run for prog, kind in progs if kind == "tdc"}
+
+
+# What a patch writes: a selftest file, a tc-testing case's id.
+SELFTEST_FILE_RE = re.compile(r"^\+\+\+ b/tools/testing/selftests/(?P<path>\S+)$")
+TDC_ADDED_ID_RE = re.compile(r'^\+\s*"id":\s*"(?P<id>[^"]+)"')
+
+
+def series_cases(patches=ROOT / "patches"):
+    """(kselftests, tdc ids): the COLLECTION:TEST of every selftest file
+    the series' patches add or change, and the id of every tc-testing case
+    they add. These are the series' own cases, judged on one run; the
+    others of the tree are peer cases, rerun when they look like a
+    regression (run.py rerun_suspects())."""
+    ksft, tdc = set(), set()
+    for f in sorted(Path(patches).rglob("*.patch")):
+        for line in f.read_text(errors="replace").splitlines():
+            if m := SELFTEST_FILE_RE.match(line):
+                collection, _, test = m["path"].rpartition("/")
+                ksft.add(f"{collection}:{test}")
+            elif m := TDC_ADDED_ID_RE.match(line):
+                tdc.add(m["id"])
+    return ksft, tdc

@@ -8,7 +8,8 @@ from dataclasses import dataclass, field
 
 from ci import report
 from ci.matrix.case import judge_case, program_problems
-from ci.matrix.expectations import expected, expected_cases, is_control, programs
+from ci.matrix.expectations import (expected, expected_cases, is_control, kernel_judged,
+                                    programs)
 
 
 @dataclass
@@ -18,6 +19,8 @@ class MatrixVerdict:
     matrix: str = ""
     cases: list = field(default_factory=list)
     problems: list = field(default_factory=list)
+    flaky: list = field(default_factory=list)  # "PROG: CASE: patched 1/4 failed, base 0/4 failed"
+    not_run: list = field(default_factory=list)  # "PROG: CASE" of entries with "not_run"
 
 
 def errno_keyed_programs(progs, listed=None):
@@ -39,9 +42,12 @@ def failing_cases(run):
 def control_programs(expect, progs, labels):
     """The programs (not tdc: tdc_subset() chooses its cases) every case of
     which expectations.json lists as a control on every kernel of labels:
-    passing everywhere, no new behaviour to show on the base."""
+    passing everywhere, no new behaviour to show on the base. Not one that
+    judges its rows by the kernel it runs on (kernel_judged()): its "pass"
+    on base is the base's behaviour shown."""
+    judged = kernel_judged(progs)
     return {prog for prog, kind in progs
-            if kind != "tdc" and expect.get(prog)
+            if kind != "tdc" and expect.get(prog) and prog not in judged
             and all(is_control(e, labels) for e in expect[prog].values())}
 
 
@@ -64,6 +70,20 @@ def patched_only(expect, progs, labels, patched_runs):
     return out
 
 
+def rerun_counts(statuses):
+    """"patched 1/4 failed, base 0/4 failed" of a rerun case's {label:
+    [status of each run]}."""
+    return ", ".join(f"{label} {sum(s != 'pass' for s in got)}/{len(got)} failed"
+                     for label, got in statuses.items())
+
+
+def regression_kept(statuses):
+    """Whether a rerun case failed on every run on patched and passed on
+    every run on base: a regression, not a flaky case."""
+    return (all(s != "pass" for s in statuses.get("patched", ["pass"]))
+            and all(s == "pass" for s in statuses.get("base", ["fail"])))
+
+
 def tdc_note(per, labels):
     """(verdict, note) of a tdc case without an entry that failed on the
     patched kernel: a regression if it passed on base, else a failure of
@@ -80,7 +100,7 @@ def tdc_note(per, labels):
 
 
 def judge(runs, expect, progs, labels, problems=None, listed_only=(), required=None,
-          not_run=None, errno_keyed=()):
+          not_run=None, errno_keyed=(), reruns=None):
     """MatrixVerdict of the runs: {label: {program: ProgramRun}}, a kernel whose
     VM failed left out (its listed cases then never ran). problems: those
     found before (the VM boots), counted in the summary. listed_only: the
@@ -92,9 +112,15 @@ def judge(runs, expect, progs, labels, problems=None, listed_only=(), required=N
     one (patched_only()): their cases show "not run (control)" there.
     errno_keyed: the programs whose errnos are read from their "# errno:"
     key lines alone (errno_keyed_programs()), the others' from their prose
-    (case.not_shown())."""
+    (case.not_shown()). reruns: {(program, case): {label: [status of each
+    run]}} of the peer cases that failed on patched and passed on base,
+    rerun on both (run.py rerun_suspects()): a regression only if every
+    run failed on patched and passed on base, else FLAKY, a warning with
+    its counts (MatrixVerdict.flaky), not a failure."""
     out = MatrixVerdict()
     not_run = not_run or {}
+    reruns = reruns or {}
+    judged = kernel_judged(progs)
     problems = list(problems or [])
     kinds = dict(progs)
     required = required or {}
@@ -130,10 +156,17 @@ def judge(runs, expect, progs, labels, problems=None, listed_only=(), required=N
         plain = entry is None and kinds.get(prog) == "tdc"
         if plain:
             entry = {}
-        control = is_control(entry, labels)
+        control = is_control(entry, labels) and prog not in judged
         controls += control
         cells, verdict = [], "ok"
         word_both, note = tdc_note(per, labels) if plain else ("", "")
+        rerun = reruns.get((prog, case))
+        flaky = rerun is not None and not regression_kept(rerun)
+        if rerun is not None:
+            word_both = "" if flaky else "REGRESSION"
+            note = "" if flaky else f" (a regression: {rerun_counts(rerun)})"
+        if flaky:
+            out.flaky.append(f"{prog}: {case}: {rerun_counts(rerun)}")
         for label in labels:
             got = per.get(label)
             if got is None and prog in not_run.get(label, ()):
@@ -147,18 +180,30 @@ def judge(runs, expect, progs, labels, problems=None, listed_only=(), required=N
                 cells.append("not run (listed only)")
                 continue
             ok, word, msg = judge_case(entry, label, got, control, prog in errno_keyed)
+            status = "pass" if ok else "fail"
+            if ok and entry.get("not_run"):
+                # It failed as listed, for the environment: no test of the
+                # kernel, counted as not run.
+                status, msg = "skip", f"not run: {entry['not_run']} ({msg})"
             if not ok and label == "patched" and word_both:
                 word, msg = word_both, msg + note
-            if not ok and verdict == "ok":
+            if not ok and label == "patched" and flaky:
+                # Seen, never silently passed: a warning with its counts.
+                ok, word, status = True, "FLAKY", "warn"
+                msg = f"flaky: {rerun_counts(rerun)}; the first run: {msg}"
+                verdict = word
+            if not ok and verdict in ("ok", "FLAKY"):
                 verdict = word
             want = expected(expect, prog, case, label)[0] if entry is not None else "none"
             cells.append(f"{got.status if got else 'missing'} ({want})")
-            out.cases.append(report.Case(f"selftests.{label}", f"{prog}: {case}",
-                                         "pass" if ok else "fail", msg))
+            out.cases.append(report.Case(f"selftests.{label}", f"{prog}: {case}", status, msg))
             if not ok:
                 problems.append(f"{prog}: {case} on {label}: {msg}")
         if word_both and verdict != "ok":
             verdict = word_both
+        if entry and entry.get("not_run") and verdict == "ok":
+            verdict = "NOT RUN"
+            out.not_run.append(f"{prog}: {case}")
         if plain and verdict == "ok":
             unlisted[prog] = unlisted.get(prog, 0) + 1
             continue
@@ -169,6 +214,12 @@ def judge(runs, expect, progs, labels, problems=None, listed_only=(), required=N
     for prog, n in sorted(unlisted.items()):
         out.matrix += (f"\n{prog}: {n} other case(s) without an entry, each passing on "
                        + ", ".join(k for k in labels if k not in listed_only))
+    if out.not_run:
+        out.matrix += ("\nnot run, failing for the environment as listed (expectations.json "
+                       "\"not_run\"): " + ", ".join(out.not_run))
+    if out.flaky:
+        out.matrix += ("\nflaky (failed on patched and passed on base, then rerun on both, "
+                       "alternating): " + "; ".join(out.flaky))
     out.matrix += "\nprograms: " + (
         "; ".join(prog_notes) if prog_notes else
         f"{len(progs)} x {len(runs)} kernel(s), exit codes and KTAP plans as their results imply")
@@ -178,6 +229,9 @@ def judge(runs, expect, progs, labels, problems=None, listed_only=(), required=N
     n = len(results)
     skipped = "".join(f", {len(p)} control program(s) not rerun on {k}"
                       for k, p in sorted(not_run.items()) if p)
+    skipped += (f", {len(out.not_run)} not run (listed): " + ", ".join(out.not_run)
+                if out.not_run else "")
+    skipped += (f", {len(out.flaky)} flaky: " + "; ".join(out.flaky)) if out.flaky else ""
     out.summary = (f"{n} case(s) ({controls} controls) x {len(labels)} kernels{skipped}, "
                    + ("all as expected" if out.ok else
                       f"{len(problems)} problem(s): " + "; ".join(problems[:3])

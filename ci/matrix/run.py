@@ -6,9 +6,11 @@ import shutil
 from pathlib import Path
 
 from ci import report
-from ci.matrix import vm
-from ci.matrix.expectations import TDC_STABLE_CATEGORIES, load_expectations, programs, tdc_expect
-from ci.matrix.judge import errno_keyed_programs, failing_cases, judge, patched_only
+from common import vm
+from ci.matrix.expectations import (TDC_STABLE_CATEGORIES, expected, load_expectations, programs,
+                                    series_cases, tdc_expect)
+from ci.matrix.judge import (errno_keyed_programs, failing_cases, judge, patched_only,
+                             regression_kept)
 from ci.matrix.kselftests import install_kselftests, kselftest_collections
 from ci.matrix.read import read_program, unfinished
 from common.cache import cache_dir
@@ -39,10 +41,70 @@ def tdc_subset(expect, progs, label, labels, failing=(), listed=()):
     return f"TDC_IDS='{' '.join(ids)}' " if ids else ""
 
 
+# A peer case (tc-testing's, a tree kselftest's) that failed on patched and
+# passed on base is rerun on both, alternating, up to this many more pairs
+# of boots before it is judged (judge.py: REGRESSION or FLAKY).
+RERUN_PAIRS = 3
+
+
+def flaky_suspects(runs, expect, progs, tests, own):
+    """{program: {case}}: the peer cases that failed on patched and passed
+    on base where expectations.json wants a pass on both. Peer: a
+    tc-testing case or a kselftest of the tree, not one of own (the series'
+    own kselftests and tc-testing ids, expectations.series_cases()), whose
+    cases keep one-run strictness, as the C++ programs' do."""
+    own_ksft, own_tdc = own
+    out = {}
+    for prog, kind in progs:
+        if kind not in ("tdc", "kselftest") or tests.get(prog, "") in own_ksft:
+            continue
+        patched, base = (runs.get(label, {}).get(prog) for label in ("patched", "base"))
+        if not patched or not base:
+            continue
+        on_base = {case: res.status for case, res in reversed(base.ktap.results)}
+        for case, res in patched.ktap.results:
+            wanted = kind == "tdc" or case in expect.get(prog, {})
+            if (res.status == "fail" and on_base.get(case) == "pass" and wanted
+                    and not (kind == "tdc" and case in own_tdc)
+                    and all(expected(expect, prog, case, k)[0] == "pass"
+                            for k in ("patched", "base"))):
+                out.setdefault(prog, set()).add(case)
+    return out
+
+
+def rerun_suspects(suspects, runs, boot, pairs=RERUN_PAIRS):
+    """Reruns the suspects (flaky_suspects()) on patched, then base, up to
+    pairs times, each boot running only their programs (boot(label, n,
+    {program: cases}) -> {program: ProgramRun}, or why the VM failed),
+    and stops once every suspect has passed on patched or failed on base.
+    Returns ({(program, case): {"patched": [status...], "base": [...]}},
+    the first run's included; problems): a failed boot or a suspect a rerun
+    did not report is a problem, its run not counted."""
+    got = {(prog, case): {label: [runs[label][prog].ktap.cases[case].status]
+                          for label in ("patched", "base")}
+           for prog, cases in suspects.items() for case in cases}
+    problems = []
+    for n in range(1, pairs + 1):
+        if not any(regression_kept(s) for s in got.values()):
+            break
+        for label in ("patched", "base"):
+            again = boot(label, n, suspects)
+            if isinstance(again, str):
+                return got, problems + [f"rerun {n} of the flaky suspects on {label}: {again}"]
+            for prog, case in got:
+                res = again.get(prog) and again[prog].ktap.cases.get(case)
+                if res:
+                    got[(prog, case)][label].append(res.status)
+                else:
+                    problems.append(f"{prog}: {case}: not reported by rerun {n} on {label}")
+    return got, problems
+
+
 def run_matrix(kernels, outdir, bindir=CXX_BUILD, tree="", timeout=1800,
                expect=None, progs=None, churn_seconds=20, before=None, after=None,
                ksft_root=None, tdc_categories=TDC_STABLE_CATEGORIES, tdc_base_all=False,
-               iproute2=None, tdc_timeout=900, tdc_listed=(), controls_on_base=True):
+               iproute2=None, tdc_timeout=900, tdc_listed=(), controls_on_base=True,
+               own=None):
     """kernels: {label: build_dir}. Boots each, runs the programs and judges
     them (expect, progs: expectations.json and programs.txt unless given).
     With kselftest programs among them, the tree's selftests are installed
@@ -63,7 +125,10 @@ def run_matrix(kernels, outdir, bindir=CXX_BUILD, tree="", timeout=1800,
     whose tdc runs only the listed cases, whatever runs beside them.
     controls_on_base: the base kernel runs every program; else, beside a
     patched kernel (which then runs first), not the controls that passed
-    there (patched_only())."""
+    there (patched_only()). With base and patched, a peer case that failed
+    on patched and passed on base is rerun on both (flaky_suspects(),
+    rerun_suspects(); own: the series' own cases, by default
+    expectations.series_cases()), its VMs' results in <label>-rerun<N>/."""
     expect = load_expectations() if expect is None else expect
     # Programs given: the VM runs only those.
     given = progs is not None
@@ -92,8 +157,38 @@ def run_matrix(kernels, outdir, bindir=CXX_BUILD, tree="", timeout=1800,
         # Patched first: the base reruns its tdc failures, and skips the controls that passed.
         order.sort(key=lambda label: label != "patched")
     not_run = {}
+
+    def boot(label, shared_dir, subset, only):
+        """run-in-vm.sh in a VM of kernel label: its VmResult."""
+        # Nothing of an earlier run is read as this one's.
+        shutil.rmtree(shared_dir, ignore_errors=True)
+        cmd = (f"{subset}{tdc_env}SELFTEST_KERNEL={selftest_kernel(label)} "
+               f"CHURN_SECONDS={int(churn_seconds)} "
+               f"bash {ROOT}/selftests/run-in-vm.sh {shared_dir} {bindir} {tree}{only}"
+               + (f" --kselftests={ksft}" if ksft else ""))
+        if before or after:
+            cmd = (f"{before(shared_dir) + '; ' if before else ''}{cmd}; rc=$?; "
+                   f"{after(shared_dir) + '; ' if after else ''}(exit $rc)")
+        res = vm.run_vm(kernels[label], cmd, rwdir=shared_dir, timeout=timeout,
+                        log_path=Path(outdir) / f"{shared_dir.name}-console.log")
+        logger.info(f"    {shared_dir.name}: {res.reason()} after {res.seconds:.0f}s "
+                    f"(console: {res.log_path})")
+        return res
+
+    def rerun(label, n, suspects):
+        """The suspects' programs, their tdc cases alone, rerun on label."""
+        shared_dir = Path(outdir) / f"{label}-rerun{n}"
+        ids = sorted(c for p, k in progs if k == "tdc" for c in suspects.get(p, ()))
+        named = ", ".join(f"{p}: {c}" for p, cs in sorted(suspects.items()) for c in sorted(cs))
+        logger.info(f"  rerun {n} on {label} (failed on patched, passed on base): {named}")
+        res = boot(label, shared_dir, f"TDC_IDS='{' '.join(ids)}' " if ids else "",
+                   f" --only={','.join(sorted(suspects))}")
+        if not (res.ok and (shared_dir / "complete").is_file()):
+            return f"{res.reason()} (console: {res.log_path})"
+        return {p: read_program(shared_dir, p, k, tree, tests.get(p, ""))
+                for p, k in progs if p in suspects}
+
     for label in order:
-        build = kernels[label]
         shared_dir = Path(outdir) / label
         failing = {c for p, k in progs if k == "tdc"
                    for c in failing_cases(runs.get("patched", {}).get(p))}
@@ -111,19 +206,7 @@ def run_matrix(kernels, outdir, bindir=CXX_BUILD, tree="", timeout=1800,
             listed_only.append(label)
             asked = set(subset.split("'")[1].split())
             required[label] = {p: asked for p, k in progs if k == "tdc"}
-        # Nothing of an earlier run is read as this one's.
-        shutil.rmtree(shared_dir, ignore_errors=True)
-        cmd = (f"{subset}{tdc_env}SELFTEST_KERNEL={selftest_kernel(label)} "
-               f"CHURN_SECONDS={int(churn_seconds)} "
-               f"bash {ROOT}/selftests/run-in-vm.sh {shared_dir} {bindir} {tree}{only}"
-               + (f" --kselftests={ksft}" if ksft else ""))
-        if before or after:
-            cmd = (f"{before(shared_dir) + '; ' if before else ''}{cmd}; rc=$?; "
-                   f"{after(shared_dir) + '; ' if after else ''}(exit $rc)")
-        res = vm.run_vm(build, cmd, rwdir=shared_dir, timeout=timeout,
-                        log_path=Path(outdir) / f"{label}-console.log")
-        logger.info(f"    {label}: {res.reason()} after {res.seconds:.0f}s "
-                    f"(console: {res.log_path})")
+        res = boot(label, shared_dir, subset, only)
         boot_cases.append(report.Case(f"vm.{label}", "boot and run", "pass" if res.ok else "fail",
                                       res.reason()))
         complete = res.ok and (shared_dir / "complete").is_file()
@@ -144,8 +227,15 @@ def run_matrix(kernels, outdir, bindir=CXX_BUILD, tree="", timeout=1800,
         # fails as such); after a stopped one, those that finished.
         runs[label] = {p: read_program(shared_dir, p, k, tree, tests.get(p, ""))
                        for p, k in mine if complete or (shared_dir / f"{p}.rc").is_file()}
+    reruns = {}
+    if "base" in runs and "patched" in runs:
+        suspects = flaky_suspects(runs, expect, progs, tests,
+                                  series_cases() if own is None else own)
+        if suspects:
+            reruns, more = rerun_suspects(suspects, runs, rerun)
+            problems += more
     out = judge(runs, expect, progs, list(kernels), problems, listed_only, required, not_run,
-                errno_keyed_programs(progs))
+                errno_keyed_programs(progs), reruns)
     out.cases = boot_cases + out.cases
     out.matrix += install_note
     return out

@@ -18,6 +18,13 @@ TDC_NOT_RUN_RE = re.compile(r"previous (\w+) failed (?:\d+ )?(\S+)?")
 TDC_RUN_RE = re.compile(r"^### tdc run: (?P<what>.+?)(?: exit (?P<rc>\d+))?$")
 
 
+def tdc_exit_note(rc):
+    """What a tdc run's exit code says beyond tdc's own 0 and 1."""
+    if rc == 124:
+        return " (killed at TDC_FILE_TIMEOUT)"
+    return f" (killed by signal {rc - 128})" if rc > 128 else ""
+
+
 def parse_tdc(text):
     """Ktap of tdc's TAP (tc-testing.sh's output): its cases named by their
     tdc id. tdc prints its own progress, then "1..N" and the results; it
@@ -28,8 +35,9 @@ def parse_tdc(text):
     tdc reports "ok # skipped - previous setup failed" never ran: it is a
     "fail", and the run has a problem naming how many. Several tdc runs
     (tc-testing.sh's "### tdc run: WHAT" before each, "... exit RC" after)
-    are one: their plans add up, and a run without its plan or results is a
-    problem naming it."""
+    are one: their plans add up, and a run without its plan or results, or
+    whose exit code its own results do not imply (1 when one of them
+    failed, else 0), is a problem naming it."""
     k = Ktap(parser="tdc")
     current = None
     not_run = []
@@ -42,6 +50,14 @@ def parse_tdc(text):
             elif run["rc"] is not None and len(k.results) - start != plan:
                 k.problems.append(f"{run['what']}: plan 1..{plan} but "
                                   f"{len(k.results) - start} result(s)")
+            elif run["rc"] is not None:
+                # Each run's exit code against its own results: another run's
+                # failures (htb's, by design on patched) hide no crash.
+                want = 1 if any(r.status == "fail" for _, r in k.results[start:]) else 0
+                if int(run["rc"]) != want:
+                    k.problems.append(f"{run['what']}: tdc exited {run['rc']}"
+                                      f"{tdc_exit_note(int(run['rc']))}, its results imply "
+                                      f"exit {want}")
             current = plan = None
             continue
         if plan is None:

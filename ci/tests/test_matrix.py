@@ -23,8 +23,10 @@ import unittest
 from pathlib import Path
 from unittest import mock
 
-from ci.matrix import judge, ktap_parse, read, run, vm
+from ci.matrix import judge, ktap_parse, read, run
+from common import vm
 from ci.matrix.case import not_shown
+from ci.matrix.expectations import series_cases
 from common.paths import ROOT
 from common.programs import read_programs
 
@@ -225,6 +227,24 @@ class ShowsByTokenTest(unittest.TestCase):
                 self.assertEqual(not_shown({"errno": "EOPNOTSUPP"}, [line]), [])
         self.assertEqual(not_shown({"errno": "EINVAL"}, ["got EINVALID"]),
                          ["errno 'EINVAL'"])
+
+    def test_errno_with_its_operation(self):
+        # An unrelated line with the errno's text met an errno alone.
+        shows = {"errno": "EOPNOTSUPP", "operation": "ethnl.channels_get"}
+        unrelated = ["RTNETLINK answers: Operation not supported",
+                     'File "dummy_queues.py", line 189, in channels_get']
+        self.assertEqual(not_shown({"errno": "EOPNOTSUPP"}, unrelated), [])
+        self.assertEqual(not_shown(shows, unrelated), ["operation 'ethnl.channels_get'"])
+        traceback = ["Exception|     channels = cfg.ethnl.channels_get({'header':",
+                     "Exception| net.ynl.pyynl.lib.ynl.NlError: Netlink error: "
+                     "Operation not supported"]
+        self.assertEqual(not_shown(shows, traceback), [])
+        # A name, not part of a longer one.
+        self.assertEqual(not_shown(shows, ["cfg.myethnl.channels_get_all(x): Operation not "
+                                           "supported"]), ["operation 'ethnl.channels_get'"])
+        self.assertEqual(not_shown({"errno": "EOPNOTSUPP", "operation": "ethtool -L"},
+                                   ["CMD: ip netns exec n ethtool  -L d0 tx 2",
+                                    "STDERR: netlink error: Operation not supported"]), [])
 
     def test_skip_reason_only_of_a_skip(self):
         shows = {"skip": "qstats not supported by the device"}
@@ -652,6 +672,36 @@ class RunMatrixTest(unittest.TestCase):
         self.assertEqual(judge.patched_only(expect, PROGS, ["patched"],
                                             {"drivers.net.dummy_queues.py": run}), set())
 
+    def test_a_program_judging_by_kernel_is_no_control(self):
+        # bad_input checks each row for the kernel it runs on (SELFTEST_KERNEL):
+        # every entry says "pass" on both, yet its base rows show the base's
+        # behaviour (kNoChannelsOps). It runs on base, its rows are no controls.
+        from ci.matrix.expectations import kernel_judged, load_expectations, programs
+        progs = programs()
+        self.assertEqual(kernel_judged(progs), {"bad_input"})
+        expect = load_expectations()
+        self.assertTrue(all(e.get(k, "pass") == "pass" for e in expect["bad_input"].values()
+                            for k in LABELS))
+        self.assertNotIn("bad_input", judge.control_programs(expect, progs, LABELS))
+        self.assertIn("dummy_queues", judge.control_programs(expect, progs, LABELS))
+        run_ = read.ProgramRun("ktap", 0, ktap_parse.Ktap(plan=1, results=[
+            ("kernel_matches_label", ktap_parse.CaseResult("pass"))]))
+        self.assertEqual(judge.patched_only(expect, progs, LABELS, {"bad_input": run_}), set())
+        out = judge.judge({k: {"bad_input": run_} for k in LABELS},
+                          {"bad_input": {"kernel_matches_label": {"why": "control: x"}}},
+                          [("bad_input", "ktap")], LABELS)
+        self.assertIn("1 case(s) (0 controls)", out.summary)
+
+    def test_kernel_judged_by_its_source(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            (Path(tmp) / "a").mkdir()
+            (Path(tmp) / "a/x.cpp").write_text('getenv("SELFTEST_KERNEL")\n')
+            (Path(tmp) / "b.cpp").write_text('getenv("SELFTEST_KERNEL")\n')
+            (Path(tmp) / "c.cpp").write_text("int main() {}\n")
+            from ci.matrix.expectations import kernel_judged
+            self.assertEqual(kernel_judged([("a", "ktap"), ("b", "ktap"), ("c", "ktap"),
+                                            ("a", "kselftest")], tmp), {"a", "b"})
+
     def test_control_programs_are_those_without_new_behaviour(self):
         expect = self.control_expectations()
         self.assertEqual(judge.control_programs(expect, PROGS, LABELS),
@@ -716,6 +766,59 @@ class RunMatrixTest(unittest.TestCase):
         # for programs that did not run this time.
         out = self.run_matrix("good", stale=True)
         self.assertTrue(out.ok, out.summary)
+
+
+class FlakySuspectsTest(unittest.TestCase):
+    """Which cases that failed on patched and passed on base are rerun."""
+
+    PROGS = [("net.nl_netdev.py", "kselftest"), ("net.qdisc_bypass.py", "kselftest"),
+             ("qdisc_bypass", "ktap"), ("tc-testing", "tdc")]
+    TESTS = {"net.nl_netdev.py": "net:nl_netdev.py", "net.qdisc_bypass.py": "net:qdisc_bypass.py"}
+
+    @staticmethod
+    def prog(kind, **cases):
+        return read.ProgramRun(kind, 1, ktap_parse.Ktap(
+            plan=len(cases), results=[(c, ktap_parse.CaseResult(s)) for c, s in cases.items()]))
+
+    def test_peer_cases_only(self):
+        runs = {label: {"net.nl_netdev.py": self.prog("kselftest", a=st, b="fail"),
+                        "net.qdisc_bypass.py": self.prog("kselftest", c=st),
+                        "qdisc_bypass": self.prog("ktap", d=st),
+                        "tc-testing": self.prog("tdc", x=st, y=st, z=st)}
+                for label, st in (("patched", "fail"), ("base", "pass"))}
+        expect = {"net.nl_netdev.py": {"a": {"why": "control"}, "b": {"why": "control"}},
+                  "net.qdisc_bypass.py": {"c": {"why": "control"}},
+                  "qdisc_bypass": {"d": {"why": "control"}},
+                  "tc-testing": {"y": {"base": "pass", "patched": "fail", "why": "w"}}}
+        own = ({"net:qdisc_bypass.py"}, {"z"})
+        # a: the tree's kselftest; x: a tree tdc case without an entry. Not:
+        # b (fails on base too), c (the series' own kselftest), d (a C++
+        # program), y (expected to fail on patched), z (the series' own tdc case).
+        self.assertEqual(run.flaky_suspects(runs, expect, self.PROGS, self.TESTS, own),
+                         {"net.nl_netdev.py": {"a"}, "tc-testing": {"x"}})
+
+    def test_series_own_cases_from_the_patches(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            (Path(tmp) / "t").mkdir()
+            (Path(tmp) / "t/0001-a.patch").write_text(
+                "--- a/tools/testing/selftests/drivers/net/stats.py\n"
+                "+++ b/tools/testing/selftests/drivers/net/stats.py\n"
+                "+++ b/tools/testing/selftests/tc-testing/tc-tests/qdiscs/fq_codel.json\n"
+                '+        "id": "24f9",\n'
+                '         "id": "0001",\n')
+            self.assertEqual(series_cases(tmp)[1], {"24f9"})
+            self.assertIn("drivers/net:stats.py", series_cases(tmp)[0])
+        ksft, _ = series_cases()
+        self.assertIn("net:qdisc_bypass.py", ksft)
+        self.assertNotIn("net:nl_netdev.py", ksft)
+
+    def test_judged_by_every_run(self):
+        counts = {"patched": ["fail", "pass", "fail", "fail"], "base": ["pass"] * 4}
+        self.assertEqual(judge.rerun_counts(counts), "patched 3/4 failed, base 0/4 failed")
+        self.assertFalse(judge.regression_kept(counts))
+        self.assertTrue(judge.regression_kept({"patched": ["fail"] * 4, "base": ["pass"] * 4}))
+        self.assertFalse(judge.regression_kept({"patched": ["fail"] * 4,
+                                                "base": ["pass", "skip", "pass", "pass"]}))
 
 
 class KunitApiTest(unittest.TestCase):

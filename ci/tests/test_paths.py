@@ -1,6 +1,8 @@
 """The repository root is computed once, in common/paths.py: every other
 module imports ROOT from there (a module's own directory, e.g. a file
-beside it, is not the root). common/ imports nothing of ci/ or tools/."""
+beside it, is not the root). common/ imports nothing of ci/ or tools/,
+tools/ (its tests aside) nothing of ci/, and no module of ci/ imports one
+that imports it back, however indirectly."""
 
 import ast
 import subprocess
@@ -58,16 +60,71 @@ class RootTest(unittest.TestCase):
         self.assertFalse(any(climbs_from_file(n) for n in ast.walk(tree)))
 
     def test_common_imports_nothing_above_it(self):
-        bad = []
-        for f in python_files():
-            if not f.startswith("common/"):
-                continue
-            for n in ast.walk(ast.parse((ROOT / f).read_text(), f)):
-                names = ([a.name for a in n.names] if isinstance(n, ast.Import)
-                         else [n.module or ""] if isinstance(n, ast.ImportFrom) else [])
-                bad += [f"{f}:{n.lineno}: {m}" for m in names
-                        if m.split(".")[0] in ("ci", "tools", "kunit")]
+        bad = [f"{f}:{line}: {m}" for f in python_files() if f.startswith("common/")
+               for line, m in imports(f) if m.split(".")[0] in ("ci", "tools", "kunit")]
         self.assertEqual(bad, [])
+
+    def test_tools_import_nothing_of_ci(self):
+        bad = [f"{f}:{line}: {m}" for f in python_files()
+               if f.startswith("tools/") and "/tests/" not in f
+               for line, m in imports(f) if m.split(".")[0] == "ci"]
+        self.assertEqual(bad, [])
+
+    def test_no_import_circle_in_ci(self):
+        graph = {}
+        for f in python_files():
+            if f.startswith("ci/") and not f.startswith("ci/tests/"):
+                graph[module_of(f)] = {m for _, m in imports(f)}
+        self.assertEqual(circles(graph), [])
+
+    def test_a_circle_is_found(self):
+        graph = {"ci.a": {"ci.b", "os"}, "ci.b": {"ci.c"}, "ci.c": {"ci.a.x", "ci.a"},
+                 "ci.d": {"ci.a"}}
+        self.assertEqual(circles(graph), [["ci.a", "ci.b", "ci.c", "ci.a"]])
+        # The circle pipeline_common and pipeline_state made, through a
+        # TYPE_CHECKING import.
+        text = ("from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n"
+                "    from ci.pipeline_state import RunState\n")
+        self.assertEqual([m for _, m in imports_of(text)][2:],
+                         ["ci.pipeline_state.RunState", "ci.pipeline_state"])
+
+
+def imports_of(text, name="<text>"):
+    """(line, module) of every import in text, however nested (a
+    TYPE_CHECKING one, one inside a function); "from a import b" gives
+    both a.b and a."""
+    out = []
+    for n in ast.walk(ast.parse(text, name)):
+        if isinstance(n, ast.Import):
+            out += [(n.lineno, a.name) for a in n.names]
+        elif isinstance(n, ast.ImportFrom) and n.module:
+            out += [(n.lineno, f"{n.module}.{a.name}") for a in n.names] + [(n.lineno, n.module)]
+    return out
+
+
+def imports(f):
+    return imports_of((ROOT / f).read_text(), f)
+
+
+def module_of(f):
+    return f.removesuffix(".py").removesuffix("/__init__").replace("/", ".")
+
+
+def circles(graph):
+    """The import circles of graph ({module: names it imports}), each once,
+    as the list of modules from its smallest round to it again."""
+    edges = {m: sorted(n for n in names if n in graph and n != m) for m, names in graph.items()}
+    found = set()
+
+    def walk(path):
+        for nxt in edges[path[-1]]:
+            if nxt == path[0]:
+                found.add(tuple(path + [nxt]))
+            elif nxt not in path and nxt > path[0]:
+                walk(path + [nxt])
+    for m in sorted(graph):
+        walk([m])
+    return [list(c) for c in sorted(found)]
 
 
 if __name__ == "__main__":

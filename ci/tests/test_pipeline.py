@@ -139,6 +139,31 @@ class PipelineTest(unittest.TestCase):
             code = Crash(tmp, None).run()
         self.assertEqual(code, 1)
 
+    def test_a_partial_run_says_so(self):
+        # A --only run's report said "# Pipeline main: PASS".
+        tmp = tempfile.mkdtemp()
+        (Path(tmp) / "logs").mkdir()
+        out = io.StringIO()
+        with contextlib.redirect_stdout(out):
+            code = Fake(tmp, None).run(["base", "apply", "userspace"])
+        self.assertEqual(code, 0)
+        summary = (Path(tmp) / "summary.md").read_text()
+        self.assertTrue(summary.startswith("# Pipeline test: PARTIAL\n"), summary[:80])
+        self.assertIn("A partial run (--only): the stages that ran are base, apply, userspace; "
+                      "not run: build-base, checks, vm. This is no pass of the test command.",
+                      summary)
+        data = json.loads((Path(tmp) / "results.json").read_text())
+        self.assertEqual((data["partial"], data["stages_not_run"]),
+                         (True, ["build-base", "checks", "vm"]))
+        self.assertIn("pipeline: PARTIAL (--only): 3 of 6 stages ran; not run: build-base, "
+                      "checks, vm", out.getvalue())
+        # The whole plan: no such line.
+        p, _, out, data = self.run_fake(None)
+        self.assertFalse(data["partial"])
+        self.assertTrue((Path(p.results) / "summary.md").read_text()
+                        .startswith("# Pipeline test: PASS\n"))
+        self.assertNotIn("PARTIAL", out)
+
     def test_unknown_only_stage_is_an_error(self):
         with self.assertRaises(pipeline.UsageError) as ctx:
             pipeline.Pipeline.select("test", ["vmm"])

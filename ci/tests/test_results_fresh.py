@@ -280,11 +280,11 @@ class ResultsFreshTest(unittest.TestCase):
                   "kernel/configs/vng.config", "ci/kconfig_tree.py"]
         # The VM matrix (ci/matrix/): reading, judging, installing, running.
         matrix = [f"ci/matrix/{m}.py" for m in
-                  ("__init__", "vm", "ktap_parse", "runner_parse", "read", "expectations",
-                   "case", "judge", "kselftests", "run")]
+                  ("__init__", "ktap_parse", "runner_parse", "read", "expectations",
+                   "case", "judge", "kselftests", "run")] + ["common/vm.py"]
         made_by = {"bench": ["ci/pipeline_bench.py", "tools/bench/bench_stats.py",
                              "kernel/configs/uml-bench.config"],
-                   "icount": ["tools/bench/icount.py", "ci/pipeline_tree.py", "ci/matrix/vm.py"],
+                   "icount": ["tools/bench/icount.py", "ci/pipeline_tree.py", "common/vm.py"],
                    "vm-debug": ["ci/pipeline_boot.py", "ci/matrix/debug_checks.py", *matrix,
                                 "selftests/fault-inject.sh", "kernel/configs/debug.config"],
                    "main-vm": ["ci/pipeline_boot.py", *matrix, "common/tools.py",

@@ -16,7 +16,8 @@ import unittest
 from pathlib import Path
 from unittest import mock
 
-from ci.matrix import expectations, read, run, runner_parse, vm
+from ci.matrix import expectations, read, run, runner_parse
+from common import vm
 from ci.matrix import judge as matrix_judge
 from common.paths import ROOT
 
@@ -93,6 +94,23 @@ class ParseTdcTest(unittest.TestCase):
         self.assertEqual(k.problems, ["qdiscs/cake.json: tdc exited 1 before its results"])
         # The next run's progress is no case's diagnostics.
         self.assertNotIn("Sent 5 packets.", k.cases["d351"].diag)
+
+    def test_each_run_judged_by_its_own_exit_code(self):
+        # The htb run fails by design (exit 1); a later run crashes after
+        # printing all its results: the whole script's exit code (the first
+        # failing run's, 1) would imply nothing wrong.
+        text = ("### tdc run: qdiscs/htb.json\n" + tap(failed(1, "bbb1", "exited 2"))
+                + "### tdc run: qdiscs/htb.json exit 1\n"
+                + "### tdc run: qdiscs/fq.json\n" + tap(ok(1, "24f9"), ok(2, "d351"))
+                + "### tdc run: qdiscs/fq.json exit 139\n"
+                + "### tdc run: qdiscs/sfq.json\n" + tap(ok(1, "aaa1"))
+                + "### tdc run: qdiscs/sfq.json exit 1\n"
+                + "### tdc run: qdiscs/red.json\n" + tap(ok(1, "aaa2"))
+                + "### tdc run: qdiscs/red.json exit 0\n")
+        k = runner_parse.parse_tdc(text)
+        self.assertEqual(k.problems, [
+            "qdiscs/fq.json: tdc exited 139 (killed by signal 11), its results imply exit 0",
+            "qdiscs/sfq.json: tdc exited 1, its results imply exit 0"])
 
     def test_no_plan_no_results(self):
         k = runner_parse.parse_tdc(HEAD + ok(1, "24f9"))
@@ -345,6 +363,37 @@ class WholeRunTest(unittest.TestCase):
         self.assertRegex(out.matrix, r"tc-testing: 82d9 .*UNLISTED")
 
 
+class NotRunTest(unittest.TestCase):
+    def test_listed_not_run_is_counted_so(self):
+        # 2334 fails on both kernels for a missing eBPF object: as listed,
+        # but no test of the kernel, so not run rather than as expected.
+        entry = {"base": "fail", "patched": "fail", "why": "base: no object",
+                 "not_run": "its eBPF object is never built",
+                 "shows": {k: {"extack": "Cannot initialize ELF context!"} for k in LABELS}}
+        text = tap(failed(1, "2334", "Cannot initialize ELF context!"))
+        runs = {k: {"tc-testing": read.ProgramRun("tdc", 1, runner_parse.parse_tdc(text))}
+                for k in LABELS}
+        out = matrix_judge.judge(runs, {"tc-testing": {"2334": entry}}, PROGS, LABELS)
+        self.assertTrue(out.ok, out.problems)
+        cases = [(c.suite, c.status, c.message) for c in out.cases if c.name.endswith("2334")]
+        self.assertEqual([s for _, s, _ in cases], ["skip", "skip"])
+        self.assertTrue(cases[0][2].startswith("not run: its eBPF object is never built (got "
+                                               "fail, expected fail"), cases[0][2])
+        self.assertIn("1 not run (listed): tc-testing: 2334", out.summary)
+        self.assertRegex(out.matrix, r"tc-testing: 2334 .*NOT RUN")
+        # One that fails for another reason is a failure as before.
+        text = tap(failed(1, "2334", "Segmentation fault"))
+        runs["patched"]["tc-testing"] = read.ProgramRun("tdc", 1, runner_parse.parse_tdc(text))
+        out = matrix_judge.judge(runs, {"tc-testing": {"2334": entry}}, PROGS, LABELS)
+        self.assertFalse(out.ok)
+        self.assertEqual(out.not_run, [])
+
+    def test_the_bpf_cases_are_listed_not_run(self):
+        expect = expectations.load_expectations()["tc-testing"]
+        for case in ("2334", "e939"):
+            self.assertIn("eBPF object", expect[case]["not_run"])
+
+
 def write_tree(root, cases):
     """A kernel tree holding tc-testing cases {file: [(id, [category...])]},
     an item's third element, if any, more of the case's fields."""
@@ -366,14 +415,18 @@ class RunMatrixTdcTest(unittest.TestCase):
             "filters/basic.json": [("f00d", ["filter", "basic"])],
             "actions/gact.json": [("a001", ["actions", "gact"]), ("c797", ["actions"])]}
 
-    def run_matrix(self, outputs, categories=("qdisc", "filter"), base_all=False):
+    def run_matrix(self, outputs, categories=("qdisc", "filter"), base_all=False, dead=()):
         """outputs: {label: function of the TDC_IDS asked (None: the
-        categories) giving (rc, TAP)}."""
+        categories) giving (rc, TAP)}; dead: the results directories whose
+        VM is killed at its timeout."""
         commands = []
 
         def fake_run_vm(build, command, rwdir, timeout, log_path):
             label = Path(build).name
             commands.append((label, command))
+            if Path(rwdir).name in dead:
+                return vm.VmResult(kernel=str(build), command=command, exit_code=None,
+                                   timed_out=True, seconds=2700.0, log_path=str(log_path))
             m = re.search(r"TDC_IDS='([^']*)'", command)
             rc, text = outputs[label](m[1].split() if m else None)
             Path(rwdir).mkdir(parents=True, exist_ok=True)
@@ -429,13 +482,87 @@ class RunMatrixTdcTest(unittest.TestCase):
         self.assertIn("tc-testing: f00d on patched: never ran, expected pass", out.problems)
 
     def test_failure_on_patched_rerun_on_base_is_a_regression(self):
+        # A real regression: f00d keeps failing on patched and passing on
+        # base, through every rerun.
         bad = (1, tap(ok(1, "24f9"), ok(2, "d351"), ok(3, "82d9"),
                       failed(4, "f00d", "Command exited with 2")))
-        out, commands = self.run_matrix({"patched": lambda ids: bad, "base": self.base})
+        out, commands = self.run_matrix(
+            {"patched": lambda ids: bad if ids is None else
+             (1, tap(failed(1, "f00d", "Command exited with 2"))), "base": self.base})
         self.assertIn("TDC_IDS='24f9 d351 f00d' ", commands[1][1])
+        # Rerun alone, on patched and base alternating, three more pairs.
+        self.assertEqual([label for label, _ in commands],
+                         ["patched", "base"] + ["patched", "base"] * run.RERUN_PAIRS)
+        for _, command in commands[2:]:
+            self.assertIn("TDC_IDS='f00d' ", command)
+            self.assertIn(" --only=tc-testing", command)
         self.assertFalse(out.ok)
         self.assertEqual(len(out.problems), 1, out.problems)
-        self.assertIn("(a regression: it passes on base)", out.problems[0])
+        self.assertIn("(a regression: patched 4/4 failed, base 0/4 failed)", out.problems[0])
+        self.assertRegex(out.matrix, r"tc-testing: f00d .*REGRESSION")
+        self.assertEqual(out.flaky, [])
+
+    def test_flaky_peer_case_is_reported_not_failed(self):
+        # d3da's way: f00d fails once on patched, then passes.
+        bad = (1, tap(ok(1, "24f9"), ok(2, "d351"), ok(3, "82d9"),
+                      failed(4, "f00d", "Value doesn't match: packets: 4 != 3")))
+        out, commands = self.run_matrix(
+            {"patched": lambda ids: bad if ids is None else (0, tap(ok(1, "f00d"))),
+             "base": self.base})
+        # Once it passed on patched it is no regression: one pair is enough.
+        self.assertEqual([label for label, _ in commands], ["patched", "base"] * 2)
+        self.assertTrue(out.ok, out.problems)
+        self.assertEqual(out.flaky, ["tc-testing: f00d: patched 1/2 failed, base 0/2 failed"])
+        self.assertIn("1 flaky: tc-testing: f00d: patched 1/2 failed, base 0/2 failed",
+                      out.summary)
+        self.assertRegex(out.matrix, r"tc-testing: f00d .*FLAKY")
+        self.assertIn("flaky (failed on patched and passed on base, then rerun on both, "
+                      "alternating): tc-testing: f00d", out.matrix)
+        case = [c for c in out.cases
+                if c.name == "tc-testing: f00d" and c.suite.endswith("patched")]
+        self.assertEqual([c.status for c in case], ["warn"])
+        self.assertTrue(case[0].message.startswith("flaky: patched 1/2 failed, base 0/2 failed; "
+                                                   "the first run: got fail"), case[0].message)
+
+    def test_case_failing_on_base_in_a_rerun_is_flaky(self):
+        bad = (1, tap(ok(1, "24f9"), ok(2, "d351"), ok(3, "82d9"),
+                      failed(4, "f00d", "Command exited with 2")))
+        out, commands = self.run_matrix(
+            {"patched": lambda ids: bad if ids is None else
+             (1, tap(failed(1, "f00d", "Command exited with 2"))),
+             "base": lambda ids: self.base(ids) if ids != ["f00d"] else
+             (1, tap(failed(1, "f00d", "Command exited with 2")))})
+        self.assertEqual(len(commands), 4)
+        self.assertTrue(out.ok, out.problems)
+        self.assertEqual(out.flaky, ["tc-testing: f00d: patched 2/2 failed, base 1/2 failed"])
+
+    def test_rerun_that_does_not_report_the_case_fails(self):
+        bad = (1, tap(ok(1, "24f9"), ok(2, "d351"), ok(3, "82d9"),
+                      failed(4, "f00d", "Command exited with 2")))
+        out, _ = self.run_matrix({"patched": lambda ids: bad if ids is None else (4, ""),
+                                  "base": self.base})
+        self.assertFalse(out.ok)
+        self.assertIn("tc-testing: f00d: not reported by rerun 1 on patched", out.problems)
+
+    def test_rerun_whose_vm_fails_fails_the_stage(self):
+        bad = (1, tap(ok(1, "24f9"), ok(2, "d351"), ok(3, "82d9"),
+                      failed(4, "f00d", "Command exited with 2")))
+        out, _ = self.run_matrix({"patched": lambda ids: bad, "base": self.base},
+                                 dead=("patched-rerun1",))
+        self.assertFalse(out.ok)
+        self.assertTrue(any(p.startswith("rerun 1 of the flaky suspects on patched: VM killed "
+                                         "after 2700s timeout (console: ") and
+                            p.endswith("patched-rerun1-console.log)") for p in out.problems),
+                        out.problems)
+
+    def test_series_own_case_keeps_one_run(self):
+        # 24f9 is the series' own (patches/ adds it): judged on its one run.
+        bad = (1, tap(failed(1, "24f9", "Command exited with 2"), ok(2, "d351"),
+                      ok(3, "82d9"), ok(4, "f00d")))
+        out, commands = self.run_matrix({"patched": lambda ids: bad, "base": self.base})
+        self.assertEqual(len(commands), 2)
+        self.assertFalse(out.ok)
+        self.assertIn("tc-testing: 24f9 on patched: control, got fail", out.problems[0])
 
     def test_rerun_case_missing_on_base_fails(self):
         bad = (1, tap(ok(1, "24f9"), ok(2, "d351"), ok(3, "82d9"),

@@ -7,7 +7,7 @@ import unittest
 from pathlib import Path
 from unittest import mock
 
-from ci.matrix import vm
+from common import vm
 from common import splats
 
 

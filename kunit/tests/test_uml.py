@@ -167,9 +167,38 @@ class KunitJsonTest(unittest.TestCase):
             self.assertEqual(res.count("SKIP"), 24)
             self.assertFalse(res.ok)
             self.assertIn("no case passed", res.summary())
+            # One pass in one suite: the other's cases all skipped, and the
+            # first skipped some: neither is proven run.
             skipped["sub_groups"][0]["test_cases"][0]["status"] = "PASS"
             data.write_text(json.dumps(skipped))
+            res = uml.result([], 0, data, log, required=uml.NET_SUITES)
+            self.assertFalse(res.ok)
+            self.assertIn("required suite(s) without a pass or with a skip: net_core (1 passed, "
+                          "11 skipped), dev-addr-list-test (0 passed, 12 skipped)", res.summary())
+            for group in skipped["sub_groups"]:
+                for c in group["test_cases"]:
+                    c["status"] = "PASS"
+            data.write_text(json.dumps(skipped))
             self.assertTrue(uml.result([], 0, data, log, required=uml.NET_SUITES).ok)
+
+    def test_a_skip_in_a_nested_group_of_a_required_suite_fails(self):
+        # net_core's cases are parameterized, nested a group below the suite.
+        import json
+        from kunit import uml
+        nested = {"name": "KUnit Test Group", "test_cases": [], "sub_groups": [
+            {"name": "net_core", "test_cases": [], "sub_groups": [
+                {"name": "gso_test_func", "sub_groups": [],
+                 "test_cases": [{"name": "a", "status": "PASS"},
+                                {"name": "b", "status": "SKIP"}]}]},
+            {"name": "dev-addr-list-test", "sub_groups": [],
+             "test_cases": [{"name": "a", "status": "PASS"}]}]}
+        with tempfile.TemporaryDirectory() as tmp:
+            data, log = Path(tmp) / "kunit.json", Path(tmp) / "test.log"
+            data.write_text(json.dumps(nested))
+            log.write_text("KTAP version 1\n")
+            res = uml.result([], 0, data, log, required=uml.NET_SUITES)
+            self.assertEqual(res.unproven(), ["net_core (1 passed, 1 skipped)"])
+            self.assertFalse(res.ok)
 
     def test_net_suites_required_by_name(self):
         # One passing case of one suite is no run of the net suites.
@@ -219,6 +248,11 @@ class KunitJsonTest(unittest.TestCase):
         self.assertTrue(caught, why)
         self.assertIn("run 3 of up to 3", why)
         self.assertEqual(gits[-1], ["apply", "-R", str(patch)])
+        # A crash or timeout (ERROR) is not the case catching the bug.
+        caught, why, seen, _ = control(["ERROR", "FAIL"])
+        self.assertFalse(caught, why)
+        self.assertEqual(len(seen), 1)
+        self.assertIn("dummy.dummy_test_one_queue_senders ERROR in 1 run(s)", why)
         # The case passed on the bug every time: the control fails, naming it.
         caught, why, seen, _ = control(["PASS", "PASS", "PASS"])
         self.assertFalse(caught)

@@ -30,8 +30,8 @@ from pathlib import Path
 
 from common import logs
 from tools.bench.bench_config import (COMPARISONS, ICOUNT_REPORTS, KERNELS, SCENARIOS, SINKS,
-                                      SWEEP, TRACEPOINTS, Comparison, passing_guard,
-                                      s1_kernel_scenarios, scenarios_for)
+                                      SWEEP, TRACEPOINTS, Comparison, failed_targets,
+                                      passing_guard, s1_kernel_scenarios, scenarios_for)
 from tools.bench.bench_plots import plot
 from tools.bench.bench_report import counter_lines, markdown
 from tools.bench.bench_runner import GUEST, environment, read_tracepoints, run_repetitions
@@ -167,8 +167,14 @@ def main(argv=None):
     print((Path(args.out) / "bench.md").read_text())
     if errors:
         print("errors:\n  " + "\n  ".join(errors), file=sys.stderr)
-        return 1
-    return 0
+    # Every target decides: one not met or inconclusive fails the run.
+    failed = failed_targets(data["comparisons"])
+    # The icount guards shown beside them too (their own stage judges them).
+    failed += [f"icount {g['key']}" for g in data.get("icount", {}).get("guards", [])
+               if g["verdict"] == "not met"]
+    if failed:
+        print("targets not met or inconclusive: " + ", ".join(failed), file=sys.stderr)
+    return 1 if errors or failed else 0
 
 
 if __name__ == "__main__":

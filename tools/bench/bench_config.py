@@ -36,6 +36,16 @@ def passing_guard(row):
             and row.get("repetitions", 0) >= MIN_REPETITIONS)
 
 
+def failed_targets(comparisons):
+    """The keys of the comparison rows (bench_stats.summarize) that fail a
+    run: a target not met, or inconclusive (without data among them) but
+    for a passing guard (passing_guard()). Rows without a target (report
+    rows, verdict None) never fail."""
+    return [r["key"] for r in comparisons
+            if r.get("verdict") == "not met"
+            or (r.get("verdict") == "inconclusive" and not passing_guard(r))]
+
+
 # S1 sets up what users get on either kernel (the series leaves dummy's default
 # of one TX queue alone): numtxqueues N (one per CPU) with an mq root. Each S1
 # comparison comes in two forms: as the device comes (no XPS map, the stack
@@ -257,6 +267,9 @@ def s1_kernel_scenarios(comparisons=COMPARISONS):
 # adding five instructions to the path fails it. Verdicts are "met" or "not met".
 ICOUNT_BOUND = 0.002
 ICOUNT_MIN_RUNS = 5
+# No guard is met or missed on one boot: a side needs this many, which agree
+# (tools/bench/icount.py AGREEMENT).
+ICOUNT_BOOTS = 2
 
 
 @dataclass

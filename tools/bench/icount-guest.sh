@@ -6,7 +6,8 @@
 #   icount-guest.sh OUT COUNT REPS SCENARIO... [-- DUMMY_KO]
 #
 # Each scenario runs REPS times, COUNT packets of 60 bytes each; the usec of
-# run i goes to OUT/<scenario>.<i>. DUMMY_KO, if given, is loaded instead of
+# run i goes to OUT/<scenario>.<i>, the clocksource after it to
+# OUT/<scenario>.<i>.clocksource (the one at the start to OUT/clocksource). DUMMY_KO, if given, is loaded instead of
 # the kernel's own dummy module (the benchmark's "lock" design).
 set -euo pipefail
 
@@ -108,12 +109,19 @@ mode() { # scenario
 	esac
 }
 
+# pktgen reads the clock per packet: icount.py checks which one it was, at
+# the start and after every run (a switch to hpet adds about 26
+# instructions a packet; such a boot is booted again).
+clocksource=/sys/devices/system/clocksource/clocksource0/current_clocksource
+cat "$clocksource" > "$out/clocksource"
+
 for s in "${scenarios[@]}"; do
 	setup "$s"
 	for i in $(seq "$reps"); do
 		usec=$(pktgen_usec d0 "$(mode "$s")")
 		[ -n "$usec" ] || { echo "$s: no pktgen result" >&2; exit 1; }
 		echo "$usec" > "$out/$s.$i"
+		cat "$clocksource" > "$out/$s.$i.clocksource"
 	done
 	case $s in
 	sink_nsim_mq) echo 7 > /sys/bus/netdevsim/del_device ;;
@@ -125,6 +133,3 @@ for s in "${scenarios[@]}"; do
 	esac
 done
 
-# pktgen reads the clock per packet: icount.py checks which one it was (after
-# the runs, so that a switch during them shows).
-cat /sys/devices/system/clocksource/clocksource0/current_clocksource > "$out/clocksource"

@@ -1,6 +1,8 @@
 """Benchmark driver on a stand-in UML kernel: pairing, ratios, report files."""
 
 import argparse
+import contextlib
+import io
 import json
 import re
 import shutil
@@ -523,6 +525,41 @@ class BenchTest(unittest.TestCase):
             bench.main(["--base-kernel", "x", "--patched-kernel", "y", "--mqbench", "z",
                         "--repetitions", "0"])
         self.assertEqual(ctx.exception.code, 2)
+
+    def test_command_fails_unless_every_target_is_met(self):
+        """bench.py decides by the verdicts, not only by scenario errors."""
+        def fake_run(rows, icount_guards=()):
+            def run(args):
+                Path(args.out).mkdir(parents=True, exist_ok=True)
+                (Path(args.out) / "bench.md").write_text("# bench\n")
+                data = {"comparisons": rows}
+                if icount_guards:
+                    data["icount"] = {"guards": list(icount_guards)}
+                return data, [], []
+            return run
+
+        def code(rows, icount_guards=()):
+            err = io.StringIO()
+            with tempfile.TemporaryDirectory() as tmp, \
+                    mock.patch.object(bench, "run", fake_run(rows, icount_guards)), \
+                    contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(err):
+                rc = bench.main(["--base-kernel", "x", "--patched-kernel", "y", "--lock-kernel",
+                                 "l", "--mqbench", "z", "--out", tmp])
+            return rc, err.getvalue()
+
+        met = {"key": "A", "verdict": "met", "repetitions": 7}
+        report = {"key": "R", "verdict": None, "repetitions": 0}
+        self.assertEqual(code([met, report]), (0, ""))
+        for bad in ({"key": "B", "verdict": "not met", "repetitions": 7},
+                    {"key": "B", "verdict": "inconclusive", "repetitions": 15},
+                    {"key": "B", "verdict": "inconclusive", "repetitions": 0}):
+            rc, err = code([met, bad, report])
+            self.assertEqual(rc, 1, bad)
+            self.assertIn("targets not met or inconclusive: B", err)
+        guard = {"key": "G", "verdict": "inconclusive", "repetitions": 7, "guard": True}
+        self.assertEqual(code([met, guard])[0], 0)
+        rc, err = code([met], [{"key": "S3", "verdict": "not met"}])
+        self.assertEqual((rc, err.strip()), (1, "targets not met or inconclusive: icount S3"))
 
     def test_devcost_table(self):
         with tempfile.TemporaryDirectory() as tmp:
