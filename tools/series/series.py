@@ -418,11 +418,34 @@ def patch_ids(tree: str | Path, commits: Sequence[str]) -> dict[str, str]:
     return {c: p for p, c in (ln.split() for ln in out.splitlines())}
 
 
-def lost_commits(tree: str | Path, moves: Sequence[Move], base: str, new_ids: set[str]
-                 ) -> None:
-    """Fill each move's `lost`: the commits its branch holds now that no
-    new tip holds, that the last apply did not make (recorded()) and that
-    are not in patches/ (no applied commit has their patch-id)."""
+def stripped(message: str) -> str:
+    """A commit message as `git stripspace` leaves it (how am_commit stores it)."""
+    lines = [ln.rstrip() for ln in message.splitlines()]
+    out: list[str] = []
+    for ln in lines:
+        if ln or (out and out[-1]):
+            out.append(ln)
+    return "\n".join(out).strip("\n")
+
+
+def contents(tree: str | Path, commits: Sequence[str]) -> dict[str, tuple[str, ...]]:
+    """{commit: (patch-id, author, author date, message)}: what a patch file
+    holds of it. Two commits with the same content give the same patch file."""
+    ids = patch_ids(tree, commits)
+    out = {}
+    for c in commits:
+        meta = git(tree, "log", "-1", "--format=%an <%ae>%x00%ad%x00%B", "--date=raw", c)
+        author, date, msg = meta.split("\0", 2)
+        out[c] = (ids.get(c, ""), author, date, stripped(msg))
+    return out
+
+
+def lost_commits(tree: str | Path, moves: Sequence[Move], base: str,
+                 applied: Collection[tuple[str, ...]]) -> None:
+    """Fill each move's `lost`: the commits its branch holds now that no new
+    tip holds, that the last apply did not make (not reachable from the tip
+    it recorded, recorded()) and whose content (contents(): diff, author and
+    message) no applied commit has, so patches/ does not hold them."""
     keep = [base] + [m.new for m in moves if m.new]
     keep += [r for r in (recorded(tree, m.branch) for m in moves) if r]
     for m in moves:
@@ -430,9 +453,8 @@ def lost_commits(tree: str | Path, moves: Sequence[Move], base: str, new_ids: se
             continue
         limit = 100
         shas = git(tree, "rev-list", f"--max-count={limit}", m.old, "--not", *keep).split()
-        ids = patch_ids(tree, shas)
-        for sha in shas:
-            if ids.get(sha) not in new_ids:
+        for sha, content in contents(tree, shas).items():
+            if content not in applied:
                 m.lost.append(git(tree, "log", "-1", "--format=%h %s", sha))
         if len(shas) == limit:
             m.lost.append(f"(and maybe more: only {limit} looked at)")
@@ -506,7 +528,8 @@ def apply(tree: str | Path, base: str, conf: dict[str, str] | None = None, patch
              if tip_of(tree, prefix + t)]
     moves += [Move(b, tip_of(tree, b), new) for b, new in wanted.items()]
     moves = [m for m in moves if m.old != m.new]
-    lost_commits(tree, moves, base_sha, set(patch_ids(tree, [c for _, _, c in applied]).values()))
+    lost_commits(tree, moves, base_sha,
+                 set(contents(tree, [c for _, _, c in applied]).values()))
 
     top = Path(git(tree, "rev-parse", "--show-toplevel")).resolve()
     busy = {b: p for b, p in checked_out(tree).items()
