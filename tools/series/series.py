@@ -655,7 +655,7 @@ def export(tree: str | Path, base: str, outdir: str | Path = PATCHES,
     canon_of: dict[str, str] = {}  # branch -> its canonical tip
     outdir = Path(outdir)
     written: list[Path] = []
-    with staged(outdir) as tmp:
+    with staged(outdir, [(t, topic) for t, topic, _ in chain]) as tmp:
         for tree_name, topic, branch in chain:
             dep = conf.get(base_key(tree_name, topic))
             if dep and prefix + dep not in canon_of:
@@ -670,18 +670,38 @@ def export(tree: str | Path, base: str, outdir: str | Path = PATCHES,
     return [outdir / f.relative_to(tmp) for f in written]
 
 
-def clear_patches(outdir: Path) -> None:
-    for t in TREES:
-        for old in (outdir / t).glob("*/*.patch") if (outdir / t).is_dir() else []:
-            old.unlink()
+def uncommitted(outdir: Path) -> dict[Path, str]:
+    """{file: "untracked" or "uncommitted changes"} under outdir when it is
+    in a git work tree ({} otherwise)."""
+    top = git_run(outdir, "rev-parse", "--show-toplevel", capture="apart")
+    if top.returncode:
+        return {}
+    res = git_run(outdir, "status", "--porcelain", "-z", "--untracked-files=all",
+                  "--no-renames", "--", ".", capture="apart")
+    out = {}
+    for entry in res.stdout.split("\0"):
+        if len(entry) > 3:
+            path = (Path(top.stdout.strip()) / entry[3:]).resolve()
+            out[path] = "untracked" if entry[:2] == "??" else "uncommitted changes"
+    return out
+
+
+def unexported(outdir: Path, topics: Collection[tuple[str, str]]) -> list[str]:
+    """The <tree>/<topic> directories of outdir that an export of `topics` leaves alone."""
+    return [f"{t}/{d.name}" for t in TREES if (outdir / t).is_dir()
+            for d in sorted((outdir / t).iterdir()) if d.is_dir() and (t, d.name) not in topics]
 
 
 @contextlib.contextmanager
-def staged(outdir: Path) -> Iterator[Path]:
+def staged(outdir: Path, topics: Collection[tuple[str, str]]) -> Iterator[Path]:
     """A scratch directory beside outdir to write <tree>/<topic>/*.patch
-    into. When the block ends well its files replace outdir's (outdir is
-    the scratch directory renamed if it did not exist); when it raises,
-    the scratch directory is removed and outdir is as it was."""
+    into. When the block ends well, each of `topics` in outdir gets the
+    scratch directory's files for it instead of its *.patch files (outdir
+    is the scratch directory renamed if it did not exist); other topics and
+    files stay. A file of outdir this would delete or change that has
+    uncommitted changes (outdir in a git work tree) is refused, naming it.
+    When the block raises or refuses, the scratch directory is removed and
+    outdir is as it was."""
     outdir.parent.mkdir(parents=True, exist_ok=True)
     tmp = Path(tempfile.mkdtemp(prefix=f".{outdir.name}.", dir=outdir.parent))
     try:
@@ -692,9 +712,21 @@ def staged(outdir: Path) -> Iterator[Path]:
             tmp.chmod(0o777 & ~umask)
             tmp.rename(outdir)
             return
-        clear_patches(outdir)
-        for f in sorted(tmp.rglob("*.patch")):
-            dest = outdir / f.relative_to(tmp)
+        old = [f for t, topic in topics for f in sorted((outdir / t / topic).glob("*.patch"))]
+        new = {f.relative_to(tmp): f for f in tmp.rglob("*.patch")}
+        changed = [f for f in old if f.relative_to(outdir) not in new
+                   or new[f.relative_to(outdir)].read_bytes() != f.read_bytes()]
+        dirty = uncommitted(outdir) if changed else {}
+        at_risk = [f"{f.relative_to(outdir)} ({dirty[f.resolve()]})" for f in changed
+                   if f.resolve() in dirty]
+        if at_risk:
+            raise SeriesError(f"writing {outdir} would overwrite or delete work not committed "
+                              f"there; nothing was written:\n  " + "\n  ".join(at_risk)
+                              + "\ncommit them, or move them out of the way, and run again")
+        for f in old:
+            f.unlink()
+        for rel, f in sorted(new.items()):
+            dest = outdir / rel
             dest.parent.mkdir(parents=True, exist_ok=True)
             f.replace(dest)
     finally:
@@ -822,7 +854,7 @@ def send_prep(tree: str | Path, base: str, outdir: str | Path, merged: Collectio
     canon_of: dict[str, str] = {}  # series name -> its canonical tip on the stack
     outdir = Path(outdir)
     out: list[tuple[Posting, list[Path]]] = []
-    with staged(outdir) as tmp:
+    with staged(outdir, [(ser.tree, ser.topic) for ser in all_series]) as tmp:
         for p in postings:
             ser = p.series
             branch = prefix + ser.name
@@ -885,6 +917,13 @@ def submitter_identity(tree: str | Path) -> tuple[str, str]:
     return name, email
 
 
+def kept_topics(outdir: Path, tree: str, prefix: str) -> None:
+    kept = unexported(outdir, {(t, topic) for t, topic, _ in workspace_series(tree, prefix)})
+    if kept:
+        print(f"kept {', '.join(kept)}: no {prefix}<tree>/<topic> branch in {tree}, left as "
+              "they are (remove a directory yourself to drop its series)")
+
+
 @reports_errors
 @logs.printed
 def main(argv: list[str] | None = None) -> int:
@@ -925,6 +964,7 @@ def main(argv: list[str] | None = None) -> int:
     elif args.cmd == "export":
         files = export(args.tree, args.base, Path(args.out), prefix=args.prefix)
         print(f"exported {len(files)} files to {args.out}")
+        kept_topics(Path(args.out), args.tree, args.prefix)
     elif args.cmd == "post-order":
         conf = load_conf(args.patches / "series.conf")
         postings = post_order(load_series(conf, args.patches), args.merged)
@@ -943,6 +983,7 @@ def main(argv: list[str] | None = None) -> int:
                     print(f"  To: {', '.join(p.to)}\n  Cc: {', '.join(p.cc)}")
                 else:
                     print(f"  no To/Cc: no scripts/get_maintainer.pl in {args.tree}")
+        kept_topics(Path(args.out), args.tree, args.prefix)
     return 0
 
 

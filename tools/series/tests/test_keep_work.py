@@ -71,3 +71,70 @@ class ApplyKeepsEditedMessages(Workspace):
 
 if __name__ == "__main__":
     unittest.main()
+
+
+class ExportKeepsOtherWork(Workspace):
+    """export (and send-prep --out) cleared every <tree>/<topic>/*.patch of
+    the output before writing: a topic with no workspace branch, a new one
+    being written included, was deleted, uncommitted or not."""
+
+    def setUp(self):
+        super().setUp()
+        git(self.patches, "init", "-q", "-b", "main")
+        git(self.patches, "add", "-A")
+        git(self.patches, "commit", "-q", "-m", "the series")
+
+    def export(self):
+        return run(["export", str(self.dev), "base", "--out", str(self.patches)])
+
+    def test_new_topic_without_a_branch_is_kept(self):
+        mine = self.patches / "net/my-topic/0001-my-fix.patch"
+        mine.parent.mkdir()
+        mine.write_text("the patch I am writing\n")
+        committed = self.patches / "net-next/old-topic/0001-old.patch"
+        committed.parent.mkdir()
+        committed.write_text("a series whose branch I do not have here\n")
+        git(self.patches, "add", str(committed))
+        git(self.patches, "commit", "-q", "-m", "old topic")
+        code, out, err = self.export()
+        self.assertEqual(code, 0, err)
+        self.assertEqual(mine.read_text(), "the patch I am writing\n")
+        self.assertTrue(committed.is_file())
+        self.assertIn("kept net/my-topic, net-next/old-topic: no series/<tree>/<topic> branch",
+                      out)
+
+    def refused(self, path, why):
+        before = self.files(self.patches)
+        code, _, err = self.export()
+        self.assertEqual(code, 1, err)
+        self.assertIn(f"{path.relative_to(self.patches)} ({why})", err)
+        self.assertIn("nothing was written", err)
+        self.assertEqual(self.files(self.patches), before)
+
+    def test_uncommitted_edit_in_an_exported_topic_is_refused(self):
+        fix = next((self.patches / "net/drv-fix").glob("*.patch"))
+        fix.write_text(fix.read_text().replace("Why: drv: fix line one.", "My hand edit."))
+        self.refused(fix, "uncommitted changes")
+
+    def test_untracked_patch_in_an_exported_topic_is_refused(self):
+        new = self.patches / "net/drv-fix/0002-my-next-fix.patch"
+        new.write_text("a patch I put here by hand\n")
+        self.refused(new, "untracked")
+
+    def test_export_again_without_commit_is_allowed(self):
+        # Uncommitted files that the export writes again byte for byte lose nothing.
+        git(self.dev, "commit", "-q", "--amend", "--no-edit", "--date", "@1700000500 +0000")
+        self.assertEqual(self.export()[0], 0)
+        self.assertTrue(git(self.patches, "status", "--porcelain"))
+        code, _, err = self.export()
+        self.assertEqual(code, 0, err)
+
+    def test_send_prep_keeps_other_directories_of_out(self):
+        out = self.tmp / "outgoing"
+        other = out / "net/earlier/0001-kept.patch"
+        other.parent.mkdir(parents=True)
+        other.write_text("from an earlier posting\n")
+        code, _, err = run(["send-prep", str(self.dev), "base", "--out", str(out)])
+        self.assertEqual(code, 0, err)
+        self.assertEqual(other.read_text(), "from an earlier posting\n")
+        self.assertTrue(list((out / "net/drv-fix").glob("*.patch")))
