@@ -432,7 +432,7 @@ def contents(tree: str | Path, commits: Sequence[str]) -> dict[str, tuple[str, .
     """{commit: (patch-id, author, author date, message)}: what a patch file
     holds of it. Two commits with the same content give the same patch file."""
     ids = patch_ids(tree, commits)
-    out = {}
+    out: dict[str, tuple[str, ...]] = {}
     for c in commits:
         meta = git(tree, "log", "-1", "--format=%an <%ae>%x00%ad%x00%B", "--date=raw", c)
         author, date, msg = meta.split("\0", 2)
