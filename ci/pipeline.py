@@ -44,6 +44,7 @@ from ci.pipeline_mail import MailStages
 from ci.pipeline_submit import SubmitStages
 from ci import report
 from common import logs
+from common.cache import claim
 from common.paths import ROOT
 from common.stamp import write_source_stamp
 from tools.series import series
@@ -203,7 +204,7 @@ def main(argv=None):
         print(f"error: {err}", file=sys.stderr)
         return 2
     # Lock first: a second run must not touch the results of the running one.
-    CACHE.mkdir(parents=True, exist_ok=True)
+    claim(CACHE)  # made, or marked as used (what cleanup may remove)
     lock = open(CACHE / "pipeline.lock", "w")
     try:
         fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)

@@ -4,9 +4,15 @@ leaves every file and branch as it was."""
 
 import contextlib
 import io
+import os
+import shutil
+import tempfile
 import unittest
+from pathlib import Path
+from unittest import mock
 
-from tools.series import series
+from common import cache
+from tools.series import cleanup, series
 from tools.series.tests.test_series import Workspace, git, make_base
 from tools.series.tests.test_series_safety import state
 
@@ -138,3 +144,54 @@ class ExportKeepsOtherWork(Workspace):
         self.assertEqual(code, 0, err)
         self.assertEqual(other.read_text(), "from an earlier posting\n")
         self.assertTrue(list((out / "net/drv-fix").glob("*.patch")))
+
+
+class CleanupKeepsAPopulatedCache(unittest.TestCase):
+    """PROJECT_CACHE pointing at a directory of the user's (a home, a work
+    directory): cleanup removed every entry named like one the tooling
+    makes (ws, tools, downloads, ...), theirs or not."""
+
+    def setUp(self):
+        self.tmp = Path(tempfile.mkdtemp())
+        self.addCleanup(shutil.rmtree, self.tmp)
+        self.home = self.tmp / "home"
+        for d in ("Documents", "tools/bin", "ws/notes", "downloads"):
+            (self.home / d).mkdir(parents=True)
+        (self.home / ".bashrc").write_text("alias ll='ls -l'\n")
+        (self.home / "tools/bin/mytool").write_text("#!/bin/sh\n")
+        (self.home / "ws/notes/todo.txt").write_text("my todo\n")
+        env = mock.patch.dict(os.environ, {"PROJECT_CACHE": str(self.home)})
+        env.start()
+        self.addCleanup(env.stop)
+        os.environ.pop("KERNEL_SRC", None)
+
+    def cleanup(self, *args):
+        out = io.StringIO()
+        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(out):
+            code = cleanup.main(list(args))
+        return code, out.getvalue()
+
+    def snapshot(self):
+        return sorted(str(p.relative_to(self.home)) for p in self.home.rglob("*")
+                      if p.name not in (".mqbypass-cache", "pipeline.lock"))
+
+    def test_populated_directory_is_refused_and_kept(self):
+        before = self.snapshot()
+        for args in ((), ("--all",), ("--all", "--force")):
+            code, out = self.cleanup(*args)
+            self.assertEqual(code, 1, out)
+            for name in ("downloads", "tools", "ws") if args else ("ws",):
+                self.assertIn(f"refused: {self.home / name}: it was there before the tooling "
+                              "first used the cache", out)
+            self.assertEqual(self.snapshot(), before)
+
+    def test_what_the_tooling_made_there_later_goes(self):
+        cache.claim(self.home)
+        (self.home / "ws-0123/series/build").mkdir(parents=True)
+        (self.home / "tarballs").mkdir()
+        code, out = self.cleanup("--all")
+        self.assertEqual(code, 1, out)
+        self.assertFalse((self.home / "ws-0123").exists())
+        self.assertFalse((self.home / "tarballs").exists())
+        self.assertEqual((self.home / "ws/notes/todo.txt").read_text(), "my todo\n")
+        self.assertTrue((self.home / ".bashrc").is_file())
