@@ -513,11 +513,8 @@ def apply(tree: str | Path, base: str, conf: dict[str, str] | None = None, patch
             raise SeriesError(f"{patches / 'series.conf'}: {key} is not set (the committer "
                               "of the applied patches)")
     all_series = load_series(conf, patches)
-    if not git_ok(tree, "rev-parse", "--show-toplevel"):
-        raise SeriesError(f"{tree}: not a git work tree")
-    base_sha = git(tree, "rev-parse", "-q", "--verify", f"{base}^{{commit}}", check=False)
-    if not re.fullmatch(r"[0-9a-f]{40,64}", base_sha):
-        raise SeriesError(f"base {base}: no such commit in {tree}; nothing was changed")
+    work_tree(tree)
+    base_sha = base_commit(tree, base, "nothing was changed")
     applied, tips = build_series(tree, base_sha, all_series, conf, patches)
     all_tip = merge_all(tree, base_sha, all_series, tips, conf, prefix)
 
@@ -604,8 +601,26 @@ def apply(tree: str | Path, base: str, conf: dict[str, str] | None = None, patch
     return applied
 
 
+def work_tree(tree: str | Path) -> None:
+    """Raise a SeriesError unless tree is a git work tree."""
+    if not Path(tree).is_dir():
+        raise SeriesError(f"{tree}: no such directory (the kernel work tree holding the "
+                          "series branches)")
+    if not git_ok(tree, "rev-parse", "--show-toplevel"):
+        raise SeriesError(f"{tree}: not a git work tree")
+
+
+def base_commit(tree: str | Path, base: str, done: str = "nothing was written") -> str:
+    """The commit `base` names in tree; a SeriesError naming it if none."""
+    sha = git(tree, "rev-parse", "-q", "--verify", f"{base}^{{commit}}", check=False)
+    if not re.fullmatch(r"[0-9a-f]{40,64}", sha):
+        raise SeriesError(f"base {base}: no such commit in {tree}; {done}")
+    return sha
+
+
 def workspace_series(tree: str | Path, prefix: str = DEFAULT_PREFIX) -> list[tuple[str, str, str]]:
     """[(tree, topic, branch)] of the workspace, in apply order."""
+    work_tree(tree)
     out: list[tuple[str, str, str]] = []
     for t in TREES:
         refs = git(tree, "for-each-ref", "--format=%(refname:strip=2)",
@@ -649,9 +664,9 @@ def export(tree: str | Path, base: str, outdir: str | Path = PATCHES,
     """
     conf = conf or load_conf()
     chain = workspace_series(tree, prefix)
+    canon_base = base_commit(tree, base)
     if not chain:
         raise SeriesError(f"no {prefix}<tree>/<topic> branches in {tree}: run apply first")
-    canon_base = git(tree, "rev-parse", f"{base}^{{commit}}")
     canon_of: dict[str, str] = {}  # branch -> its canonical tip
     outdir = Path(outdir)
     written: list[Path] = []
@@ -692,11 +707,16 @@ def unexported(outdir: Path, topics: Collection[tuple[str, str]]) -> list[str]:
             for d in sorted((outdir / t).iterdir()) if d.is_dir() and (t, d.name) not in topics]
 
 
+PATCH_FILES = ("*.patch",)
+MBOX = ("*.patch", "v*.mbox")  # send-prep's files
+
+
 @contextlib.contextmanager
-def staged(outdir: Path, topics: Collection[tuple[str, str]]) -> Iterator[Path]:
+def staged(outdir: Path, topics: Collection[tuple[str, str]],
+           globs: Sequence[str] = PATCH_FILES) -> Iterator[Path]:
     """A scratch directory beside outdir to write <tree>/<topic>/*.patch
     into. When the block ends well, each of `topics` in outdir gets the
-    scratch directory's files for it instead of its *.patch files (outdir
+    scratch directory's files for it instead of its files matching globs (outdir
     is the scratch directory renamed if it did not exist); other topics and
     files stay. A file of outdir this would delete or change that has
     uncommitted changes (outdir in a git work tree) is refused, naming it.
@@ -712,8 +732,9 @@ def staged(outdir: Path, topics: Collection[tuple[str, str]]) -> Iterator[Path]:
             tmp.chmod(0o777 & ~umask)
             tmp.rename(outdir)
             return
-        old = [f for t, topic in topics for f in sorted((outdir / t / topic).glob("*.patch"))]
-        new = {f.relative_to(tmp): f for f in tmp.rglob("*.patch")}
+        old = [f for t, topic in topics for g in globs
+               for f in sorted((outdir / t / topic).glob(g))]
+        new = {f.relative_to(tmp): f for g in globs for f in tmp.rglob(g)}
         changed = [f for f in old if f.relative_to(outdir) not in new
                    or new[f.relative_to(outdir)].read_bytes() != f.read_bytes()]
         dirty = uncommitted(outdir) if changed else {}
@@ -845,16 +866,16 @@ def send_prep(tree: str | Path, base: str, outdir: str | Path, merged: Collectio
     """
     conf = conf or load_conf()
     chain = workspace_series(tree, prefix)
+    canon_base = base_commit(tree, base)
     if not chain:
         raise SeriesError(f"no {prefix}<tree>/<topic> branches in {tree}: run apply first")
     all_series = [Series(t, topic, None, int(conf.get(version_key(t, topic), "1")),
                          depends=conf.get(base_key(t, topic)) or None) for t, topic, _ in chain]
     postings = post_order(all_series, merged)
-    canon_base = git(tree, "rev-parse", f"{base}^{{commit}}")
     canon_of: dict[str, str] = {}  # series name -> its canonical tip on the stack
     outdir = Path(outdir)
     out: list[tuple[Posting, list[Path]]] = []
-    with staged(outdir, [(ser.tree, ser.topic) for ser in all_series]) as tmp:
+    with staged(outdir, [(ser.tree, ser.topic) for ser in all_series], MBOX) as tmp:
         for p in postings:
             ser = p.series
             branch = prefix + ser.name
@@ -874,8 +895,17 @@ def send_prep(tree: str | Path, base: str, outdir: str | Path, merged: Collectio
             files = write_series(tree, ser.tree, ser.topic, branch, start, tip, start,
                                  tmp / ser.tree / ser.topic, conf, identity, p.to, p.cc)
             check_posting(tree, start, files, branch)
+            d = tmp / ser.tree / ser.topic
+            mbox_path(d, ser.tree, ser.topic, conf).write_text("".join(
+                f.read_text() for f in files))
             out.append((p, files))
     return [(p, [outdir / f.relative_to(tmp) for f in files]) for p, files in out]
+
+
+def mbox_path(d: Path, tree: str, topic: str, conf: dict[str, str] | None = None) -> Path:
+    """d/v<N>.mbox: the series' mails in one mbox, N its version in series.conf."""
+    conf = conf or load_conf()
+    return d / f"v{conf.get(version_key(tree, topic), '1')}.mbox"
 
 
 def recipients(tree: str | Path, start: str, tip: str) -> tuple[list[str], list[str]] | None:
@@ -938,18 +968,31 @@ def main(argv: list[str] | None = None) -> int:
                    help="move the branches even if they hold commits neither patches/ nor the "
                    "last apply made, or the tree is not clean (uncommitted changes are kept, "
                    "HEAD's commit too)")
-    e = sub.add_parser("export", help="write the workspace branches back to patches/")
-    e.add_argument("tree")
-    e.add_argument("base")
-    e.add_argument("--out", default=str(PATCHES))
+    tree_help = "a kernel work tree holding the series/<tree>/<topic> branches (apply made them)"
+    base_help = ("the commit or tag the series apply to, as given to apply (the files' "
+                 "base-commit:)")
+    e = sub.add_parser("export", help="write the workspace branches back to patches/",
+                       description="Write every <prefix><tree>/<topic> branch of TREE back as "
+                       "OUT/<tree>/<topic>/*.patch (git format-patch against BASE). Only those "
+                       "topics are replaced; a file with uncommitted changes there is refused.")
+    e.add_argument("tree", help=tree_help)
+    e.add_argument("base", help=base_help)
+    e.add_argument("--out", default=str(PATCHES),
+                   help="where the series go (default: patches/ of this repository)")
     o = sub.add_parser("post-order", help="the order to post the series in, and which can be "
                        "posted now")
     o.add_argument("--patches", type=Path, default=PATCHES, help="default %(default)s")
     s = sub.add_parser("send-prep", help="write the series that can be posted now, as posted, "
-                       "with the submitter's identity")
-    s.add_argument("tree")
-    s.add_argument("base")
-    s.add_argument("--out", required=True)
+                       "with the submitter's identity",
+                       description="Write each series that can be posted now (post-order) as "
+                       "it is posted: your git identity, To/Cc from get_maintainer.pl, no "
+                       "prerequisite ids; checked to apply to its base.")
+    s.add_argument("tree", help=tree_help)
+    s.add_argument("base", help=base_help)
+    s.add_argument("--out", required=True,
+                   help="the output directory: one directory per series, <tree>/<topic>/, and "
+                   "its mbox, <tree>/<topic>/v<N>.mbox (what tools.series.check and git am "
+                   "read)")
     for parser in (o, s):
         parser.add_argument("--merged", action="append", default=[], metavar="TREE/TOPIC",
                             help="this series is merged into the tree of the series building "
@@ -977,8 +1020,10 @@ def main(argv: list[str] | None = None) -> int:
             print(line)
         for p, files in done:
             if files:
-                print(f"wrote {len(files)} files of {p.series.name} to "
-                      f"{Path(args.out) / p.series.tree / p.series.topic}")
+                d = Path(args.out) / p.series.tree / p.series.topic
+                print(f"wrote {len(files)} files of {p.series.name} to {d}")
+                for box in sorted(d.glob("v*.mbox")):
+                    print(f"wrote {box} (the same mails in one mbox)")
                 if p.to or p.cc:
                     print(f"  To: {', '.join(p.to)}\n  Cc: {', '.join(p.cc)}")
                 else:
