@@ -8,6 +8,7 @@ import io
 import mailbox
 import re
 import unittest
+from pathlib import Path
 
 from common.paths import ROOT
 from tools.series import series
@@ -90,6 +91,8 @@ class SendPrepMbox(Workspace):
         self.assertRegex(rel, r"^net/[\w-]+/v\d+\.mbox$")
         topic = rel.split("/")[1]
         self.assertTrue((ROOT / "patches/net" / topic).is_dir(), rel)
+        want = series.mbox_path(Path(prep, "net", topic), "net", topic)
+        self.assertEqual(check, str(want))
 
 
 if __name__ == "__main__":
