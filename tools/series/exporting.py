@@ -94,9 +94,7 @@ def unexported(outdir: Path, topics: Collection[tuple[str, str]]) -> list[str]:
             for d in sorted((outdir / t).iterdir()) if d.is_dir() and (t, d.name) not in topics]
 
 
-PATCH_FILES = ("*.patch",)
-
-
+PATCH_FILES = ("*.patch",)  # export's files
 MBOX = ("*.patch", "v*.mbox")  # send-prep's files
 
 

@@ -23,18 +23,10 @@ from tools.series.checks.per_series import mail_subject
 
 
 PATCHES = ROOT / "patches"
-
-
 # Trees in apply order.
 TREES = ("net", "net-next")
-
-
 COVER_RE = re.compile(r"^(v\d+-)?0000-cover-letter\.patch$")
-
-
 SHORTLOG_RE = re.compile(r"^\S.* \(\d+\):$")
-
-
 # Workspace branches are <prefix>net and <prefix>net-next.
 DEFAULT_PREFIX = "series/"
 
