@@ -77,7 +77,9 @@ class SendPrepMbox(Workspace):
         self.assertIn(f"wrote {box}", printed)
         files = sorted((out / "net/drv-fix").glob("*.patch"))
         self.assertEqual(box.read_text(), "".join(f.read_text() for f in files))
-        subjects = [m["Subject"] for m in mailbox.mbox(str(box))]
+        mails = mailbox.mbox(str(box))
+        subjects = [m["Subject"] for m in mails]
+        mails.close()
         self.assertEqual(subjects, ["[PATCH net] drv: fix line one"])
         # -vN: the version of series.conf (drv-features is blocked; zz-more is v1).
         self.assertTrue((out / "net-next/zz-more/v1.mbox").is_file())
