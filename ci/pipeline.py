@@ -8,7 +8,8 @@
 Every stage prints what it does and its time; a failed stage fails the run
 (non-zero exit) and skips the stages that need it. Results land in one
 folder (RESULTS_DIR, default results/): results.json, summary.md, junit.xml
-and the logs.
+and the logs, listed in .pipeline-files.json: the next run clears those
+files and refuses, by name, anything else there.
 
 This file is the command line and the driver (which stages, in which order,
 what each needs from which other). The stages live in one module per job:
@@ -27,14 +28,13 @@ what each needs from which other). The stages live in one module per job:
 import argparse
 import fcntl
 import os
-import shutil
 import sys
 import time
 import traceback
 from pathlib import Path
 
 from ci.pipeline_common import (CACHE, EXTRA_FRAGMENTS, KERNEL_CONFIG, Stage, StageFailed,
-                                UsageError, log)
+                                UsageError, clear_results, list_results, log)
 from ci.pipeline_state import MissingInput, RunState, missing
 from ci.pipeline_bench import BenchStages
 from ci.pipeline_boot import BootStages
@@ -44,6 +44,7 @@ from ci.pipeline_mail import MailStages
 from ci.pipeline_submit import SubmitStages
 from ci import report
 from common import logs
+from common.cache import claim
 from common.paths import ROOT
 from common.stamp import write_source_stamp
 from tools.series import series
@@ -210,7 +211,7 @@ def main(argv=None):
         print(f"error: {err}", file=sys.stderr)
         return 2
     # Lock first: a second run must not touch the results of the running one.
-    CACHE.mkdir(parents=True, exist_ok=True)
+    claim(CACHE)  # made, or marked as used (what cleanup may remove)
     lock = open(CACHE / "pipeline.lock", "w")
     try:
         fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
@@ -218,11 +219,18 @@ def main(argv=None):
         print(f"error: another pipeline run holds {CACHE / 'pipeline.lock'}", file=sys.stderr)
         return 1
     results = Path(args.results)
-    shutil.rmtree(results, ignore_errors=True)
-    (results / "logs").mkdir(parents=True)
-    # Before any stage: the commit (and local changes) the results are of.
-    write_source_stamp(results)
-    return Pipeline(args.mode, results).run(args.only)
+    try:
+        clear_results(results)
+    except UsageError as err:
+        print(f"error: {err}", file=sys.stderr)
+        return 2
+    try:
+        (results / "logs").mkdir()
+        # Before any stage: the commit (and local changes) the results are of.
+        write_source_stamp(results)
+        return Pipeline(args.mode, results).run(args.only)
+    finally:
+        list_results(results)  # what the next run may clear
 
 
 if __name__ == "__main__":

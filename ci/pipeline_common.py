@@ -8,6 +8,7 @@ pipeline_bench), each a StageSet; what they hand on is the run state
 ci/pipeline.py puts them together and runs them.
 """
 
+import json
 import os
 import re
 import time
@@ -34,6 +35,8 @@ if KERNEL_CONFIG != "normal":
     EXTRA_FRAGMENTS.append(CONFIGS / f"{KERNEL_CONFIG}.config")
     X86_BUILD = f"build-x86-{KERNEL_CONFIG}"
 BRANCH_PREFIX = "ci/"
+# The results directory's list of what the run wrote there (results_files()).
+MANIFEST = ".pipeline-files.json"
 
 
 class StageFailed(Exception):
@@ -52,6 +55,60 @@ class Stage:
     summary: str = ""
     cases: list[Any] = field(default_factory=list)  # report.Case
     details: str = ""  # preformatted text for the summary, e.g. the VM matrix
+
+
+def results_files(results: Path) -> dict[str, list[int]]:
+    """{path relative to results: [size, mtime_ns]} of every file and
+    symlink under results, the manifest left out."""
+    out = {}
+    for dirpath, dirs, files in os.walk(results):
+        for name in files + [d for d in dirs if os.path.islink(os.path.join(dirpath, d))]:
+            path = Path(dirpath, name)
+            rel = path.relative_to(results).as_posix()
+            if rel != MANIFEST:
+                st = path.lstat()
+                out[rel] = [st.st_size, st.st_mtime_ns]
+    return out
+
+
+def clear_results(results: Path) -> None:
+    """Make results an empty directory whose manifest says a run is under
+    way. Only what an earlier run listed in its manifest is removed, and
+    only if it is as that run left it; anything else there is refused
+    (UsageError naming it) before anything is removed."""
+    if results.exists() and not results.is_dir():
+        raise UsageError(f"--results {results}: not a directory")
+    found = results_files(results) if results.is_dir() else {}
+    manifest = results / MANIFEST
+    listed = json.loads(manifest.read_text())["files"] if manifest.is_file() else {}
+    if found and listed is None:
+        raise UsageError(f"{results} holds the files of a run that ended before listing its "
+                         f"files ({len(found)}, e.g. {', '.join(sorted(found)[:3])}): keep what "
+                         "you need, then remove the directory yourself, or choose another "
+                         "--results (RESULTS_DIR)")
+    foreign = [rel + ("" if rel not in (listed or {}) else " (changed since the run)")
+               for rel in sorted(found) if (listed or {}).get(rel) != found[rel]]
+    if foreign:
+        more = f", ... ({len(foreign) - 8} more)" if len(foreign) > 8 else ""
+        raise UsageError(f"{results} holds files no earlier run wrote there: "
+                         f"{', '.join(foreign[:8])}{more}; move them elsewhere or choose "
+                         "another --results (RESULTS_DIR); nothing was removed")
+    for rel in found:
+        (results / rel).unlink()
+    for dirpath, dirs, _ in sorted(os.walk(results), reverse=True):
+        for d in dirs:
+            path = Path(dirpath, d)
+            if path.is_dir() and not path.is_symlink() and not any(path.iterdir()):
+                path.rmdir()
+    results.mkdir(parents=True, exist_ok=True)
+    manifest.write_text(json.dumps({"files": None}) + "\n")
+
+
+def list_results(results: Path) -> None:
+    """Write the manifest: every file the run wrote under results."""
+    if results.is_dir():
+        (results / MANIFEST).write_text(json.dumps({"files": results_files(results)},
+                                                   indent=0, sort_keys=True) + "\n")
 
 
 def log(msg: object = "") -> None:

@@ -99,7 +99,7 @@ def main(argv: list[str] | None = None) -> int:
         wt = stable.worktree_for(info["BASE_REPO"], ws / f"stable-{t.version}" / "src",
                                  info["BASE_TAG"])
         stable.apply_stable(t.version, wt, base=info["BASE_TAG"], pins=args.pins,
-                            net=args.net)
+                            net=args.net, force=True)  # the tooling's own import
         out = build_and_boot(t, info, ws, args.results / t.version, net=args.net)
         print(out.matrix)
         print(f"stable {t.version}: {out.summary}")

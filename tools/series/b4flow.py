@@ -45,16 +45,11 @@ import email
 import email.utils
 import json
 import logging
-import mailbox
-import os
 import re
-import shlex
 import shutil
-import subprocess
 import sys
 import time
-from dataclasses import asdict, dataclass, field
-from email.message import EmailMessage
+from dataclasses import asdict
 from pathlib import Path
 
 from common import logs
@@ -62,63 +57,19 @@ from common.cache import cache_dir
 from common.git import git_ok, git_run
 from tools.series.checks import source
 from tools.series import series
+# The work clone and the review cycle; their names are this module's too.
+from tools.series.b4clone import (ANSI_RE, B4_CONFIG, LEGACY_TREES, NETDEV_CHECKPATCH, Clone,
+                                  FlowError, Job, tail)
+from tools.series.b4review import LINKMASK, REVIEWER, Review, reply_with_trailer, write_mbox
+
+__all__ = ["ANSI_RE", "B4_CONFIG", "LEGACY_TREES", "NETDEV_CHECKPATCH", "Clone", "FlowError",
+           "Job", "tail", "LINKMASK", "REVIEWER", "Review", "reply_with_trailer", "write_mbox",
+           "MAGIC", "role_leaks", "Flow", "run_all", "write_summary", "refused_as_blocked",
+           "parse_identity", "main"]
 
 logger = logging.getLogger(__name__)
 
-# Worktrees of the work clone that earlier versions made beside it, a
-# kernel checkout each: the round trip's, mailflow's bot's. Removed by setup.
-LEGACY_TREES = ("roundtrip", "bot")
 MAGIC = "--- b4-submit-tracking ---"  # b4's marker in its cover commit
-ANSI_RE = re.compile(r"\x1b\[[0-9;]*m")
-REVIEWER = ("Trailer Test", "trailer-test@mqbypass.invalid")
-LINKMASK = "https://lore.kernel.org/r/{}"
-NETDEV_CHECKPATCH = ("scripts/checkpatch.pl -q --terse --no-summary --mailback --showfile "
-                     "--strict --max-line-length=80 --ignore {ignore}")
-
-
-# A tree without upstream history cannot resolve Fixes: ids: by hand, as the
-# flow does for such a tree (checks/source.py says why).
-B4_CONFIG = """# b4 settings for posting this tree's series by hand (tools/series/b4flow.py)
-[b4]
-\tprep-perpatch-check-cmd = /usr/bin/env PATH=/usr/bin:/bin {check}
-\tsend-no-patatt-sign = yes
-"""
-
-
-class FlowError(series.SeriesError):
-    """A failed step, named by series and step."""
-
-    def __init__(self, name, step, detail):
-        super().__init__(f"[{name}] {step}: {detail}")
-        self.name, self.step, self.detail = name, step, detail
-
-
-@dataclass
-class Job:
-    name: str  # <tree>/<topic>
-    tree: str
-    topic: str
-    workspace: str  # branch in the source tree
-    depends: str | None
-    version: int
-    cover: str  # subject, blank line, body
-    branch: str = ""  # the b4 branch in the work clone
-    start: str = ""  # the commit it starts from (base, the series it builds on, or
-    # the base with that series merged)
-    posting: str = ""  # its place in the posting order (series.Posting.status)
-    blocked: bool = False  # it waits for the series it builds on to be merged
-    on_merged: bool = False  # the series it builds on is merged: it starts from that
-    steps: list = field(default_factory=list)  # [step, status, seconds, detail]
-    check: str = ""  # b4 prep --check output
-    to: list = field(default_factory=list)
-    cc: list = field(default_factory=list)
-    mails: dict = field(default_factory=dict)  # version -> mbox path
-    trees: dict = field(default_factory=dict)  # workspace / roundtrip tree ids
-    failed: str = ""
-
-
-def tail(text, n=15):
-    return "\n".join(text.strip().splitlines()[-n:])
 
 
 def role_leaks(files, conf):
@@ -129,94 +80,9 @@ def role_leaks(files, conf):
             if any(n in line.lower() for n in names)]
 
 
-def write_mbox(files, path, extra=()):
-    """An mbox of the mail files (and extra messages), as b4 am reads it."""
-    path.unlink(missing_ok=True)
-    box = mailbox.mbox(path)
-    for msg in [email.message_from_bytes(Path(f).read_bytes()) for f in files] + list(extra):
-        box.add(msg)
-    box.close()
-    return path
-
-
-def reply_with_trailer(patch_file, who):
-    """A reviewer's reply to a patch mail, ending in a Reviewed-by: trailer."""
-    orig = email.message_from_bytes(Path(patch_file).read_bytes())
-    quoted = "\n".join("> " + ln for ln in orig.get_payload().splitlines()[:6])
-    msg = EmailMessage()
-    msg["From"] = email.utils.formataddr(who)
-    msg["Subject"] = "Re: " + " ".join(orig["Subject"].split())
-    msg["Date"] = email.utils.formatdate()
-    msg["Message-Id"] = email.utils.make_msgid("review", who[1].split("@")[1])
-    # A long Message-Id comes folded from an archive: one line here.
-    msgid = " ".join(orig["Message-Id"].split())
-    msg["In-Reply-To"] = msgid
-    msg["References"] = " ".join(" ".join(filter(None, [orig["References"], msgid])).split())
-    msg.set_content(f"{quoted}\n\nLooks right to me.\n\n"
-                    f"Reviewed-by: {email.utils.formataddr(who)}\n")
-    return msg
-
-
-class Flow:
-    def __init__(self, src, base, out, work, identity, conf, prefix,
-                 check_cmd=None, to_cmd=None, cc_cmd=None, merged=()):
-        self.src, self.out, self.work = Path(src), Path(out), Path(work)
-        self.merged = list(merged)  # series merged into the tree of those building on them
-        self.identity, self.conf, self.prefix = identity, conf, prefix
-        self.role = (conf["SERIES_AUTHOR_NAME"], conf["SERIES_AUTHOR_EMAIL"])
-        self.check_cmd, self.to_cmd, self.cc_cmd = check_cmd, to_cmd, cc_cmd
-        # One checkout: the round trip (and mailflow's bot) check out and
-        # clean the clone's work tree in turn (LEGACY_TREES: what they had).
-        self.repo = self.work / "repo"
-        self.base = series.git(self.src, "rev-parse", f"{base}^{{commit}}")
-
-    # -- running b4 and git --------------------------------------------
-    def env(self, config=()):
-        env = {k: v for k, v in os.environ.items()
-               if not k.startswith(("GIT_AUTHOR_", "GIT_COMMITTER_", "GIT_CONFIG_"))
-               and k not in ("GIT_DIR", "GIT_WORK_TREE", "GIT_INDEX_FILE")}
-        settings = [("user.name", self.identity[0]), ("user.email", self.identity[1]),
-                    ("b4.prep-cover-strategy", "commit"),
-                    # No lore searches: shazam would look up prerequisites there.
-                    ("b4.searchmask", ""),
-                    # Not the web endpoint: it would sign, even for -o.
-                    ("sendemail.smtpserver", "/bin/false"), *config]
-        env["GIT_CONFIG_COUNT"] = str(len(settings))
-        for i, (key, value) in enumerate(settings):
-            env[f"GIT_CONFIG_KEY_{i}"], env[f"GIT_CONFIG_VALUE_{i}"] = key, value
-        env["XDG_CACHE_HOME"] = str(self.work / "xdg-cache")
-        # Debian's python3 first: checkpatch.pl runs scripts/spdxcheck.py,
-        # which needs python3-ply (as in pipeline.py).
-        env["PATH"] = "/usr/bin:/bin:" + env.get("PATH", "")
-        return env
-
-    def run(self, job, step, cmd, cwd=None, config=(), env=None, stdin=None):
-        res = subprocess.run([str(c) for c in cmd], cwd=cwd or self.repo, text=True,
-                             env={**self.env(config), **(env or {})}, input=stdin,
-                             stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                             stdin=None if stdin is not None else subprocess.DEVNULL)
-        res.stdout, res.stderr = ANSI_RE.sub("", res.stdout), ANSI_RE.sub("", res.stderr)
-        if res.returncode:
-            raise FlowError(job.name, step, f"{' '.join(map(str, cmd))} exited "
-                            f"{res.returncode}:\n{tail(res.stdout + res.stderr)}")
-        return res
-
-    def b4(self, job, step, *args, cwd=None, config=()):
-        res = self.run(job, step, ["b4", "-n", "--offline-mode", "--no-stdin", *args],
-                       cwd=cwd, config=config)
-        return res.stdout + res.stderr
-
-    def git(self, job, step, *args, cwd=None, env=None, stdin=None):
-        # Not common.git: a step's git runs as b4's do, with the flow's
-        # identity and settings (env()), and its failure names the job's step.
-        return self.run(job, step, ["git", *args], cwd=cwd, env=env,
-                        stdin=stdin).stdout.strip()
-
-    def editor(self, text, name):
-        """core.editor that writes `text` into the file b4 opens."""
-        path = self.work / name
-        path.write_text(text)
-        return ("core.editor", f"cp {shlex.quote(str(path))}")
+class Flow(Clone, Review):
+    """The steps of every series in the work clone (Clone: the clone and how
+    b4 and git run there; Review: the trailers and v2 steps)."""
 
     # -- the series ------------------------------------------------------
     def jobs(self):
@@ -243,53 +109,9 @@ class Flow:
             p.series.on_merged = bool(p.series.depends) and p.prerequisite_merged
         return [p.series for p in order]
 
-    def install_b4_config(self):
-        """.b4-config and the cover strategy for b4 run by hand in the work clone."""
-        job = Job("*", "", "", "", None, 1, "")
-        check = NETDEV_CHECKPATCH.format(ignore=source.CHECKPATCH_IGNORE + ",UNKNOWN_COMMIT_ID")
-        (self.repo / ".b4-config").write_text(B4_CONFIG.format(check=check))
-        self.git(job, "setup", "config", "b4.prep-cover-strategy", "commit")
-        exclude = self.repo / ".git/info/exclude"
-        exclude.parent.mkdir(exist_ok=True)
-        if ".b4-config" not in (exclude.read_text() if exclude.exists() else ""):
-            with exclude.open("a") as f:
-                f.write(".b4-config\n")
-
     def start_rev(self, tree, topic):
         dep = self.conf.get(series.base_key(tree, topic))
         return self.prefix + dep if dep else self.base
-
-    def setup(self):
-        """The work clone, fresh refs from the source, no b4 branches or tags left."""
-        job = Job("*", "", "", "", None, 1, "")
-        self.work.mkdir(parents=True, exist_ok=True)
-        if not (self.repo / ".git").is_dir():
-            shutil.rmtree(self.repo, ignore_errors=True)
-            self.git(job, "setup", "clone", "-q", "--shared", "--no-checkout", self.src,
-                     self.repo, cwd=self.work)
-        self.git(job, "setup", "fetch", "-q", "--force", "--prune", str(self.src),
-                 "+refs/heads/*:refs/remotes/origin/*", "+refs/tags/*:refs/tags/*")
-        self.git(job, "setup", "checkout", "-q", "-f", "--detach", self.base)
-        # b4 adds its check command to the flow's own: in place only after the run.
-        (self.repo / ".b4-config").unlink(missing_ok=True)
-        old = self.git(job, "setup", "for-each-ref", "--format=%(refname:short)",
-                       "refs/heads/b4/").split()
-        if old:  # with their b4 tracking configuration
-            self.git(job, "setup", "branch", "-q", "-D", *old)
-        self.remove_legacy_trees(job)
-        self.git(job, "setup", "worktree", "prune")
-
-    def remove_legacy_trees(self, job):
-        """The worktrees of the clone at work/roundtrip and work/bot that an
-        earlier version made (LEGACY_TREES), and only those; one whose
-        directory is gone is left to `git worktree prune`."""
-        legacy = {(self.work / name).resolve() for name in LEGACY_TREES}
-        listed = self.git(job, "setup", "worktree", "list", "--porcelain")
-        for line in listed.splitlines():
-            path = Path(line.removeprefix("worktree "))
-            if line.startswith("worktree ") and path.resolve() in legacy \
-                    and (path / ".git").is_file():
-                self.git(job, "setup", "worktree", "remove", "--force", "--force", path)
 
     # -- steps -------------------------------------------------------------
     def sender_chain(self, job, start):
@@ -473,64 +295,6 @@ class Flow:
             raise FlowError(job.name, "roundtrip", f"tree {got} after b4 shazam of "
                             f"{', '.join(j.name for j in chain)} is not {want} of {job.workspace}")
         return f"tree {got} = {job.workspace}"
-
-    def mark_sent(self, job):
-        """What b4 send does after sending (not with -o): a sent/ tag of the
-        revision, whose base-commit is the cover commit (empty, so range-diff
-        from it sees exactly the patches)."""
-        cover, text, data = self.tracking(job, "trailers")
-        rev, cid = data["revision"], data["change-id"]
-        msg = f"{text}\n\n---\nbase-commit: {cover}\nchange-id: {cid}\n"
-        self.git(job, "trailers", "tag", "-f", "-a", "-F", "-", f"sent/{cid}-v{rev}", "HEAD",
-                 stdin=msg)
-
-    def trailers(self, job):
-        rev = min(job.mails)
-        files = sorted((self.out / job.tree / job.topic / f"v{rev}").glob("*.eml"))
-        patch = next(f for f in files if not f.name.startswith("0000-"))
-        self.mark_sent(job)
-        reply = reply_with_trailer(patch, REVIEWER)
-        box = write_mbox(files, self.out / job.tree / job.topic / "review.mbox", [reply])
-        root = email.message_from_bytes(files[0].read_bytes())["Message-Id"].strip("<>")
-        self.b4(job, "trailers", "trailers", "-u", "-m", box, "-F", root)
-        subject = re.sub(r"^\[[^\]]*\]\s*", "", " ".join(
-            email.message_from_bytes(patch.read_bytes())["Subject"].split()))
-        want = f"Reviewed-by: {email.utils.formataddr(REVIEWER)}"
-        cover = self.tracking(job, "trailers")[0]
-        for sha in self.git(job, "trailers", "rev-list", f"{cover}..{job.branch}").split():
-            body = self.git(job, "trailers", "log", "-1", "--format=%B", sha)
-            if body.splitlines()[0] == subject:
-                if want not in body.splitlines():
-                    raise FlowError(job.name, "trailers", f"{want} not collected into {sha[:12]} "
-                                    f"{subject}")
-                return f"{want} collected into {sha[:12]} {subject}"
-        raise FlowError(job.name, "trailers", f"no commit with subject {subject!r}")
-
-    def bump(self, job, changes):
-        """Revision N+1 with a changelog, its mails and the range-diff to N."""
-        _, cover, data = self.tracking(job, "v2")
-        old, new = data["revision"], data["revision"] + 1
-        first = sorted((self.out / job.tree / job.topic / f"v{old}").glob("*.eml"))[0]
-        msgid = email.message_from_bytes(first.read_bytes())["Message-Id"].strip("<>")
-        log = "\n".join([f"Changes in v{new}:", *[f"- {c}" for c in changes],
-                         f"- Link to v{old}: {LINKMASK.format(msgid)}"])
-        m = re.search(r"^Changes in v\d+:", cover, re.M)
-        cover = (cover[:m.start()] + log + "\n\n" + cover[m.start():] if m
-                 else cover + "\n\n---\n" + log)
-        self.b4(job, "v2", "prep", "--force-revision", str(new), "--edit-cover",
-                config=[self.editor(cover + "\n", "cover.txt")])
-        sent = self.send(job, "v2")
-        res = self.run(job, "v2", ["b4", "-n", "--offline-mode", "--no-stdin", "prep",
-                                   "--compare-to", f"v{old}"])
-        if not re.search(r"^\s*\d+:\s+[0-9a-f]+ [=!<>] ", res.stdout, re.M):
-            raise FlowError(job.name, "v2", f"no range-diff from b4 prep --compare-to "
-                            f"v{old}:\n{tail(res.stdout + res.stderr)}")
-        path = self.out / job.tree / job.topic / f"range-diff-v{old}-v{new}.txt"
-        path.write_text(res.stdout)
-        mail0 = sorted((self.out / job.tree / job.topic / f"v{new}").glob("*.eml"))[0]
-        if f"Changes in v{new}:" not in mail0.read_text():
-            raise FlowError(job.name, "v2", f"no changelog in {mail0.name}")
-        return f"{sent}; {path.name}"
 
     # -- driver ------------------------------------------------------------
     def step(self, job, name, fn, *args):

@@ -9,7 +9,10 @@ list's), ws-<digest>/ (a KERNEL_SRC repository's), ws-check/ (check
 kselftest/dev/) and import.tmp.* (an interrupted import). The downloads,
 tarballs, base.git, ccache and the tools setup installed stay unless
 --all; base.git holding branches or worktrees of yours (series/*, a
-worktree outside the cache) stays even then, unless --force.
+worktree outside the cache) stays even then, unless --force. When
+PROJECT_CACHE names a directory that held other things before the
+tooling first used it, what was there then stays (its names are kept in
+.mqbypass-cache there), named as refused, even with --force.
 
 In each kernel repository, REPO, $KERNEL_SRC and those a worktree in the
 cache belongs to: the worktrees registered there under the cache's ws*/
@@ -41,7 +44,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO
 
-from common.cache import cache_dir
+from common.cache import MARK, cache_dir, claim, mark
 from common.git import GitError, git, git_ok, git_run
 from tools.series import series
 
@@ -81,8 +84,13 @@ class Plan:
         return self.refused + [r for repo in self.repos for r in repo.refused]
 
 
-def entries(cache: Path, globs: tuple[str, ...]) -> list[Path]:
-    return sorted({p for g in globs for p in cache.glob(g)}) if cache.is_dir() else []
+def entries(cache: Path, globs: tuple[str, ...], theirs: bool = False) -> list[Path]:
+    """The cache's entries matching globs that the tooling made (theirs:
+    those that were there before it first used the cache, common.cache)."""
+    if not cache.is_dir():
+        return []
+    foreign = set(mark(cache).foreign)
+    return sorted({p for g in globs for p in cache.glob(g) if (p.name in foreign) == theirs})
 
 
 def repo_of(path: str | Path) -> Path:
@@ -127,7 +135,8 @@ def in_ws(path: Path, cache: Path) -> bool:
         rel = path.resolve().relative_to(cache.resolve())
     except ValueError:
         return False
-    return len(rel.parts) > 1 and (rel.parts[0] == "ws" or rel.parts[0].startswith("ws-"))
+    return (len(rel.parts) > 1 and (rel.parts[0] == "ws" or rel.parts[0].startswith("ws-"))
+            and rel.parts[0] not in mark(cache).foreign)
 
 
 def ours(path: str, cache: Path) -> bool:
@@ -227,6 +236,9 @@ def make_plan(cache: Path, repos: list[str | Path], everything: bool, force: boo
             else:
                 plan.remove.append(p)
     plan.kept = [p for p in entries(cache, KEPT) if p not in plan.remove]
+    plan.refused += [f"{p}: it was there before the tooling first used the cache ({cache / MARK}"
+                     "): remove it yourself if it is the tooling's"
+                     for p in entries(cache, WORK + (KEPT if everything else ()), theirs=True)]
     return plan
 
 
@@ -309,13 +321,17 @@ def main(argv: list[str] | None = None) -> int:
     try:
         # A dry run only reads: it leaves the lock to a pipeline starting now.
         lock = None if args.dry_run else locked(cache)
+        if lock:
+            claim(cache)  # a directory of yours: what is there now stays
         plan = make_plan(cache, repos, args.everything, args.force)
         print("\n".join(describe(plan, args.dry_run)))
         if not args.dry_run:
             execute(plan)
             if args.everything and not plan.refused and cache.is_dir():
-                (cache / LOCK).unlink(missing_ok=True)  # the cache goes too if empty
-                if not any(cache.iterdir()):
+                (cache / LOCK).unlink(missing_ok=True)
+                # The cache goes too if the tooling made it and it is empty now.
+                if mark(cache).made and [p.name for p in cache.iterdir()] == [MARK]:
+                    (cache / MARK).unlink()
                     cache.rmdir()
     except (CleanupError, GitError, OSError) as err:
         print(f"error: {err}", file=sys.stderr)

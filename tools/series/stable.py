@@ -189,28 +189,53 @@ def am(worktree: str | Path, patch: str | Path,
                    str(patch), env=series.role_env(conf))
 
 
+def foreign_commits(worktree: str | Path, branch: str, base: str) -> list[str]:
+    """"<sha> <subject>" of the commits `branch` holds that neither `base`
+    nor the last apply_stable() (branch.<name>.seriesApplied) holds."""
+    tip = series.tip_of(worktree, branch)
+    if not tip:
+        return []
+    made = series.recorded(worktree, branch)
+    extra = series.git(worktree, "rev-list", "--max-count=6", tip, "--not", base,
+                       *([made] if made else [])).split()
+    lines = [series.git(worktree, "log", "-1", "--format=%h %s", "--abbrev=12", c)
+             for c in extra[:5]]
+    return lines + (["..."] if len(extra) > 5 else [])
+
+
 def apply_stable(tree_version: str, worktree: str | Path, base: str | None = None,
                  pins: str | Path = PINS, net: str | Path = NET_PATCHES,
-                 conf: dict[str, str] | None = None) -> Applied:
+                 conf: dict[str, str] | None = None, force: bool = False) -> Applied:
     """Apply the net fixes (net_fixes(), as posted) to a pinned stable tree on
-    branch stable/<version> of `worktree` (a worktree of the repository
-    holding the tree's import).
+    branch stable/<version> of `worktree` (a worktree the tooling owns, of
+    the repository holding the tree's import).
 
     base: the commit or tag to start from, by default the pinned tree's tag.
     Commits are made as series.py apply makes them (role identity committer,
     committer date = author date): the same files give the same commits.
+    The branch's new tip is recorded (branch.<name>.seriesApplied). A branch
+    holding commits that neither the base nor the last apply made is
+    refused, naming them, unless force (the tooling's own repository).
     Returns Applied; raises StableError naming the tree, the patch and the
-    failing hunks when a fix does not apply, or when the net series has no fix.
+    failing hunks when a fix does not apply, or when the net series has no
+    fix: the branch is then as it was, HEAD detached at the last good commit.
     """
     t = tree(tree_version, pins)
     conf = conf or series.load_conf()
     base = base or t.tag
     fixes = net_fixes(net)
     worktree = Path(worktree)
-    series.recover(worktree)
     if not git_ok(worktree, "rev-parse", "-q", "--verify", f"{base}^{{commit}}"):
         raise StableError(f"stable {t.version}: base {base} is not in {worktree}; "
                           f"import it (kernel/fetch-base.sh {t.pin}, kernel/import-base.sh)")
+    old = series.tip_of(worktree, t.branch)
+    foreign = [] if force else foreign_commits(worktree, t.branch, base)
+    if foreign:
+        raise StableError(f"stable {t.version}: {t.branch} holds commit(s) the tooling did not "
+                          f"make: {'; '.join(foreign)}; nothing was changed. Keep them on "
+                          f"another branch (git branch -m {t.branch} NAME), or run again with "
+                          "--force (the branch is reset, its commits stay in the reflog)")
+    series.recover(worktree)
     series.git(worktree, "checkout", "-q", "-f", "-B", t.branch, base)
     done = Applied(t.version, base, t.branch)
     for p in fixes:
@@ -226,10 +251,24 @@ def apply_stable(tree_version: str, worktree: str | Path, base: str | None = Non
             detail = failing_hunks(worktree, p) + conflicts
             if not detail:
                 detail = [ln for ln in res.stdout.strip().splitlines() if ln][-5:]
+            restore(worktree, t.branch, old)
             raise StableError(f"stable {t.version}: {shown(p)} does not apply to {base}\n  "
                               + "\n  ".join(detail))
         done.commits.append((p, series.git(worktree, "rev-parse", "HEAD")))
+    series.git(worktree, "config", f"branch.{t.branch}.seriesApplied",
+               series.git(worktree, "rev-parse", "HEAD"))
     return done
+
+
+def restore(worktree: Path, branch: str, old: str) -> None:
+    """Put `branch` back where it was (deleted if it was not there); HEAD
+    stays, detached, on the same commit and files."""
+    series.git(worktree, "checkout", "-q", "--detach")
+    if old:
+        series.git(worktree, "update-ref", "-m", "stable apply: failed, restored",
+                   f"refs/heads/{branch}", old)
+    else:
+        series.git(worktree, "branch", "-q", "-D", branch)
 
 
 def fetch_import(t: Tree, env: dict[str, str] | None = None) -> dict[str, str]:
@@ -387,6 +426,9 @@ def main(argv: list[str] | None = None) -> int:
     a.add_argument("--repo", help="use this repository instead of fetching and importing "
                    "the pinned tree (with --base)")
     a.add_argument("--base", help="with --repo: the commit or tag to apply to")
+    a.add_argument("--force", action="store_true",
+                   help="with --repo: reset stable/<version> even when it holds commits the "
+                   "tooling did not make (they stay in the reflog)")
     args = ap.parse_args(argv)
     if args.cmd == "list":
         fixes = net_fixes(args.net)
@@ -414,8 +456,9 @@ def main(argv: list[str] | None = None) -> int:
                     else fetch_import(t))
             wt = worktree_for(info["BASE_REPO"], ws / f"stable-{t.version}" / "src",
                               info["BASE_TAG"])
+            # Without --repo the repository is the tooling's own import.
             done = apply_stable(t.version, wt, base=info["BASE_TAG"], pins=args.pins,
-                                net=args.net)
+                                net=args.net, force=args.force or not args.repo)
             print(f"stable {t.version}: {len(done.commits)} net fix(es) applied on "
                   f"{done.branch} in {wt}")
     return 0

@@ -13,6 +13,7 @@ from pathlib import Path
 from unittest import mock
 
 from tools.series.tests.test_series import Workspace, git, make_base
+from common import cache
 from tools.series import cleanup, series
 
 
@@ -34,6 +35,7 @@ class Cleanup(Workspace):
         env.start()
         self.addCleanup(env.stop)
         os.environ.pop("KERNEL_SRC", None)
+        cache.claim(self.cache)  # the tooling made the cache (common/cache.py)
         for d in ("ccache/0", "downloads", "tarballs", "kselftest/vm/net", "ws/b4/repo/.git",
                   "import.tmp.base_x"):
             (self.cache / d).mkdir(parents=True)
@@ -89,7 +91,7 @@ class Cleanup(Workspace):
         code, out = self.cleanup()
         self.assertEqual(code, 0, out)
         self.assertEqual(sorted(p.name for p in self.cache.iterdir()),
-                         ["ccache", "downloads", "pipeline.lock", "tarballs"])
+                         [cache.MARK, "ccache", "downloads", "pipeline.lock", "tarballs"])
         self.assertEqual((self.cache / "tarballs/linux.tar.xz").read_text(), "tarball")
         self.assertEqual(self.branches(), ["experiment", "feature", "main"])
         self.assertEqual(self.worktrees(), [str(self.linux), str(self.mine)])
@@ -228,11 +230,11 @@ class Cleanup(Workspace):
         self.assertEqual(code, 1, out)
         self.assertIn(f"{base}: holds branches series/net/x and worktrees {mine}", out)
         self.assertEqual(sorted(p.name for p in self.cache.iterdir()),
-                         ["base.git", "pipeline.lock", "unknown.txt"])
+                         [cache.MARK, "base.git", "pipeline.lock", "unknown.txt"])
         self.assertEqual(self.branches(base), ["base", "series/net/x"])
         code, out = self.cleanup("--all", "--force")
         self.assertEqual(code, 0, out)
-        self.assertEqual([p.name for p in self.cache.iterdir()], ["unknown.txt"])
+        self.assertEqual(sorted(p.name for p in self.cache.iterdir()), [cache.MARK, "unknown.txt"])
 
     def test_all_on_a_cache_of_the_tooling_only_removes_the_cache(self):
         code, out = self.cleanup("--all")

@@ -66,7 +66,7 @@ class ApplySafety(Workspace):
 
     def test_clean_tree_checks_out_all_and_says_so(self):
         tree = make_base(self.tmp / "clean")
-        with self.assertLogs("tools.series.series", "INFO") as logged:
+        with self.assertLogs("tools.series.applying", "INFO") as logged:
             series.apply(tree, "base", conf=self.conf, patches=self.patches)
         self.assertEqual(git(tree, "symbolic-ref", "HEAD").strip(), "refs/heads/series/all")
         self.assertIn(f"  checked out series/all in {tree} (HEAD was main)",
@@ -102,7 +102,7 @@ class ApplySafety(Workspace):
         fix = git(tree, "rev-parse", "series/net/drv-fix").strip()
         git(tree, "checkout", "-q", "series/net/drv-fix")
         git(tree, "commit", "-q", "--allow-empty", "-m", "scratch")
-        with self.assertLogs("tools.series.series", "INFO") as logged:
+        with self.assertLogs("tools.series.applying", "INFO") as logged:
             series.apply(tree, "base", conf=self.conf, patches=self.patches, force=True)
         said = [r.getMessage() for r in logged.records]
         self.assertEqual(git(tree, "rev-parse", "series/net/drv-fix").strip(), fix)

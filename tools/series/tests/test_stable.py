@@ -163,6 +163,55 @@ class StableTest(unittest.TestCase):
         self.assertIn("stable 1.0: ", err.getvalue())
         self.assertIn("sched.c: hunk @@ -18,7 +18,7 @@", err.getvalue())
 
+    def cli_apply(self, *extra):
+        out, err = io.StringIO(), io.StringIO()
+        with redirect_stderr(err), redirect_stdout(out):
+            code = stable.main(["--pins", str(self.pins), "--net", str(self.net), "apply",
+                                "1.0", "--repo", str(self.repo), "--base", TAG,
+                                "--ws", str(self.tmp / "ws"), *extra])
+        return code, out.getvalue(), err.getvalue()
+
+    def branches(self):
+        return git(self.repo, "for-each-ref", "--format=%(refname) %(objectname)",
+                   "refs/heads")
+
+    def test_backport_work_on_the_stable_branch_is_refused(self):
+        # My unpushed backport on stable/1.0 of my own repository: apply
+        # --repo must not reset it (it did, with checkout -f -B).
+        git(self.repo, "checkout", "-q", "-b", "stable/1.0", TAG)
+        edit(self.repo, 30, "my backport")
+        mine = commit(self.repo, "sched: my backport", "Mine.", "@1700000300 +0000")
+        git(self.repo, "checkout", "-q", "--detach", TAG)
+        before = self.branches()
+        code, _, err = self.cli_apply()
+        self.assertEqual(code, 1, err)
+        self.assertIn(f"stable/1.0 holds commit(s) the tooling did not make: {mine[:12]} "
+                      "sched: my backport", err)
+        self.assertIn("nothing was changed", err)
+        self.assertEqual(self.branches(), before)
+        code, _, err = self.cli_apply("--force")
+        self.assertEqual(code, 0, err)
+        self.assertNotEqual(self.branches(), before)
+
+    def test_branch_the_tooling_made_moves_and_a_failure_restores_it(self):
+        code, _, err = self.cli_apply()
+        self.assertEqual(code, 0, err)
+        made = self.branches()
+        self.assertEqual(self.cli_apply()[0], 0)  # its own branch: no refusal
+        self.add_fix("0003-sched-fix-twenty.patch",
+                     [("sched.c", 20, "line twenty (elsewhere)", "fixed 20")], "sched: fix twenty")
+        code, _, err = self.cli_apply()
+        self.assertEqual(code, 1)
+        self.assertIn("does not apply", err)
+        self.assertEqual(self.branches(), made)
+
+    def test_failure_on_a_new_branch_leaves_no_branch(self):
+        self.add_fix("0003-sched-fix-twenty.patch",
+                     [("sched.c", 20, "line twenty (elsewhere)", "fixed 20")], "sched: fix twenty")
+        before = self.branches()
+        self.assertEqual(self.cli_apply()[0], 1)
+        self.assertEqual(self.branches(), before)
+
     def test_net_series_without_fixes_is_an_error(self):
         fix = self.topic / "0001-sched-fix-line-ten.patch"
         fix.write_text(fix.read_text().replace(FIXES + "\n", ""))
