@@ -47,6 +47,7 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import NoReturn
 
 from common import logs
 from common.cache import cache_dir
@@ -77,7 +78,7 @@ class UsageError(Exception):
 class Parser(argparse.ArgumentParser):
     """argparse, a usage error exiting with USAGE (argparse's own is 2: a failure here)."""
 
-    def error(self, message: str):  # type: ignore[override]
+    def error(self, message: str) -> NoReturn:
         self.print_usage(sys.stderr)
         self.exit(USAGE, f"{self.prog}: error: {message}\n")
 

@@ -54,8 +54,10 @@ def copy_kernel_files(dst: Path) -> bool:
         if tree and all((Path(tree) / f).exists() for f in CHECKPATCH_FILES):
             for f in CHECKPATCH_FILES:
                 (dst / f).parent.mkdir(parents=True, exist_ok=True)
-                copy = shutil.copytree if (Path(tree) / f).is_dir() else shutil.copy2
-                copy(Path(tree) / f, dst / f)
+                if (Path(tree) / f).is_dir():
+                    shutil.copytree(Path(tree) / f, dst / f)
+                else:
+                    shutil.copy2(Path(tree) / f, dst / f)
             return True
     return False
 
@@ -119,27 +121,37 @@ class Tree(unittest.TestCase):
         git(self.repo, "checkout", "-q", "main")
         return out
 
-    def readme(self, start: str, *extra: str, **subst: str) -> tuple[int, str]:
-        """README's line run with ~/work/linux, $base and the named paths
-        replaced (the user's values), `extra` arguments added."""
+    def readme(self, start: str, *extra: str, patches: str = "",
+               series: str = "") -> tuple[object, str]:
+        """README's line run with the user's values: ~/work/linux, $base,
+        the patch files (the word after --base's) and the range ($base..X)."""
         words = shlex.split(readme_line(start))
         self.assertEqual(words[:3], ["python3", "-m", "tools.series.check"], words)
-        values = {"~/work/linux": str(self.repo), "$base": "base", **subst}
-        return self.run_check(*[values.get(w, w) for w in words[3:]], *extra)
+        args: list[str] = []
+        for w in words[3:]:
+            if w == "~/work/linux":
+                w = str(self.repo)
+            elif w.startswith("$base.."):
+                w = series
+            elif args[-2:-1] == ["--base"]:
+                w = patches
+            elif w == "$base":
+                w = "base"
+            args.append(w)
+        return self.run_check(*args, *extra)
 
-    def run_check(self, *args: str) -> tuple[int, str]:
+    def run_check(self, *args: str) -> tuple[object, str]:
         out = io.StringIO()
         with contextlib.redirect_stdout(out), contextlib.redirect_stderr(out):
             try:
-                code = check.main(list(args))
+                code: object = check.main(list(args))
             except SystemExit as e:
                 code = e.code
         return code, out.getvalue()
 
 
 MBOX_LINE = "python3 -m tools.series.check ~/work/linux --base $base"
-README_MBOX = "outgoing/net/qdisc-bypass/v1.mbox"
-RANGE_LINE = "python3 -m tools.series.check ~/work/linux $base..series/net/qdisc-bypass"
+RANGE_LINE = "python3 -m tools.series.check ~/work/linux $base.."
 
 
 @unittest.skipUnless(HAVE_CHECKPATCH, "no kernel tree with scripts/checkpatch.pl on this machine")
@@ -148,7 +160,7 @@ class RealCheckpatchOnAnMbox(Tree):
         mbox = self.mbox({"drivers/net/a.c": "// SPDX-License-Identifier: GPL-2.0\n"
                           "int a;   \n"})
         code, out = self.readme(MBOX_LINE, "--checks", "checkpatch,verify_signedoff",
-                                **{README_MBOX: str(mbox)})
+                                patches=str(mbox))
         self.assertNotIn("did not run", out)
         self.assertIn("patch 1 checkpatch: fail: ERROR: trailing whitespace", out)
         self.assertEqual(code, 2, out)
@@ -158,7 +170,7 @@ class RealCheckpatchOnAnMbox(Tree):
         mbox = self.mbox({"drivers/net/a.c": "// SPDX-License-Identifier: GPL-2.0\n"
                           "int a;\n" + long})
         code, out = self.readme(MBOX_LINE, "--checks", "checkpatch",
-                                **{README_MBOX: str(mbox)})
+                                patches=str(mbox))
         self.assertIn("patch 1 checkpatch: warn: WARNING: line length of 85 exceeds 80 columns",
                       out)
         self.assertEqual(code, 1, out)
@@ -175,9 +187,9 @@ class RealCheckpatchOnAnMbox(Tree):
                           "int b;\n"})
         git(self.repo, "branch", "-m", "work", "series/net-next/x")
         with mock.patch.dict(os.environ, {"PATH": f"{bad}:{os.environ['PATH']}"}):
-            runs = [self.readme(MBOX_LINE, "--checks", "checkpatch", **{README_MBOX: str(mbox)}),
+            runs = [self.readme(MBOX_LINE, "--checks", "checkpatch", patches=str(mbox)),
                     self.readme(RANGE_LINE, "--checks", "checkpatch",
-                                **{"$base..series/net/qdisc-bypass": "base..series/net-next/x"})]
+                                series="base..series/net-next/x")]
         for code, out in runs:
             self.assertIn("'SPDX-License-Identifier: NOT-A-LICENSE' is not supported in "
                           "LICENSES/", out)
@@ -192,7 +204,7 @@ class RealCheckpatchOnAnMbox(Tree):
             with mock.patch.object(source, "python_dirs", return_value=[str(nowhere)]), \
                     mock.patch.dict(os.environ, {"CI": ci}):
                 code, out = self.readme(MBOX_LINE, "--checks", "checkpatch",
-                                        **{README_MBOX: str(mbox)})
+                                        patches=str(mbox))
             self.assertEqual(code, want, out)
             self.assertRegex(out, r"\n1 +net-next +net: a: change +pass!")
             self.assertIn("patch 1 checkpatch: could not run: SPDX identifiers not checked: "
