@@ -156,6 +156,15 @@ RANGE_LINE = "python3 -m tools.series.check ~/work/linux $base.."
 
 @unittest.skipUnless(HAVE_CHECKPATCH, "no kernel tree with scripts/checkpatch.pl on this machine")
 class RealCheckpatchOnAnMbox(Tree):
+    def no_ply(self) -> Path:
+        """A directory whose python3 has no ply (Debian's, its site packages off)."""
+        bad = self.tmp / "bin"
+        if not bad.is_dir():
+            bad.mkdir()
+            (bad / "python3").write_text('#!/bin/sh\nexec /usr/bin/python3 -S "$@"\n')
+            (bad / "python3").chmod(0o755)
+        return bad
+
     def test_a_crafted_fault_is_found(self):
         mbox = self.mbox({"drivers/net/a.c": "// SPDX-License-Identifier: GPL-2.0\n"
                           "int a;   \n"})
@@ -179,10 +188,7 @@ class RealCheckpatchOnAnMbox(Tree):
     @unittest.skipUnless(ply_python(), "no /usr/bin/python3 with ply and git")
     def test_a_bogus_spdx_id_is_caught_whatever_python3_is_first_on_path(self):
         """A python3 without ply first on PATH (pyenv's, here one run with -S)."""
-        bad = self.tmp / "bin"
-        bad.mkdir()
-        (bad / "python3").write_text('#!/bin/sh\nexec /usr/bin/python3 -S "$@"\n')
-        (bad / "python3").chmod(0o755)
+        bad = self.no_ply()
         mbox = self.mbox({"drivers/net/b.c": "// SPDX-License-Identifier: NOT-A-LICENSE\n"
                           "int b;\n"})
         git(self.repo, "branch", "-m", "work", "series/net-next/x")
@@ -198,10 +204,9 @@ class RealCheckpatchOnAnMbox(Tree):
     def test_spdx_check_that_cannot_run_is_a_named_warning_a_failure_under_ci(self):
         mbox = self.mbox({"drivers/net/a.c": "// SPDX-License-Identifier: GPL-2.0\n"
                           "int a;\nint c;\n"})
-        nowhere = self.tmp / "nopython"
-        nowhere.mkdir()
         for ci, want in (("", 1), ("true", 2)):
-            with mock.patch.object(source, "python_dirs", return_value=[str(nowhere)]), \
+            # The only python3 tried lacks ply (its site packages off).
+            with mock.patch.object(source, "python_dirs", return_value=[str(self.no_ply())]), \
                     mock.patch.dict(os.environ, {"CI": ci}):
                 code, out = self.readme(MBOX_LINE, "--checks", "checkpatch",
                                         patches=str(mbox))
