@@ -202,8 +202,9 @@ def kernel_scripts(src: Path, rev: str, wanted: Sequence[str]) -> None:
     absent = sorted({f for f in need.values() if not git_ok(src, "cat-file", "-e", f"{rev}:{f}")})
     if absent:
         users = ", ".join(c for c, f in need.items() if f in absent)
-        raise UsageError(f"{src} is not a kernel tree: no {', '.join(absent)} at {rev} "
-                         f"(the checks {users} run it; --checks to choose others)")
+        at = rev[:12] if re.fullmatch(r"[0-9a-f]{40}", rev) else rev
+        raise UsageError(f"{src} is not a kernel tree: no {', '.join(absent)} at {at} "
+                         f"(what {users} run; --checks to choose others)")
 
 
 def touched_dirs(src: Path, commits: Sequence[str]) -> set[str]:
