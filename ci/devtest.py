@@ -2,10 +2,15 @@
 themselves; each command is printed before it runs (--dry-run: printed
 only).
 
+    python3 -m ci.devtest kernel TREE BUILD [-t COLLECTION:TEST]...
     python3 -m ci.devtest kselftest TREE BUILD [-t COLLECTION:TEST]...
-    python3 -m ci.devtest kunit TREE [--build-dir DIR] [--net]
+    python3 -m ci.devtest kunit TREE [--build-dir DIR]
     python3 -m ci.devtest progs [NAME]... [--kernel base|patched]
 
+kernel: the kernel the kselftests boot, configured as netdev CI configures
+it: vng --build in TREE with the config fragment of each selftest
+collection the tests are in (tools/testing/selftests/net/config, ...),
+built in BUILD (O=). This one builds a kernel: minutes to an hour.
 kselftest: the tree's selftests installed on the host as netdev CI installs
 them (make -C tools/testing/selftests TARGETS=... install, objects and
 install in --out, default $PROJECT_CACHE/kselftest/dev, which the cleanup
@@ -14,11 +19,12 @@ without KVM), running run_kselftest.sh -t for each test (default: the
 series' kselftests of selftests/programs.txt). The drivers/net ones run as
 programs.txt runs them: on a dummy (selftests/drv-net-dummy.sh, in a
 network namespace of their own), on netdevsim (no NETIF), or both.
-kunit: the tree's kunit.py with the project's kunitconfig (the series'
-suites; --net adds the tree's networking ones) and the kernel arguments
-its SMP config needs (kunit/uml.py SERIES_KERNEL_ARGS).
-progs: the project's C++ programs (build/cxx) on the running kernel, as
-root, each in a network namespace of its own."""
+kunit: the tree's kunit.py with the kunitconfigs the pipeline's kunit stage
+composes (kunit/net.kunitconfig, what the series' suites depend on and the
+tree's networking suites, then kunit/series.kunitconfig) and the kernel
+arguments its SMP config needs (kunit/uml.py SERIES_KERNEL_ARGS).
+progs: the project's C++ programs (build/cxx: cmake, as README says) on the
+running kernel, as root, each in a network namespace of its own."""
 
 import argparse
 import shlex
@@ -31,7 +37,7 @@ from ci.matrix.kselftests import kselftest_install_commands
 from common.paths import ROOT
 from common.programs import CXX_BUILD, read_programs
 from common.cache import cache_dir
-from kunit.uml import NET_CONFIG, SERIES_CONFIG, SERIES_KERNEL_ARGS
+from kunit.uml import SERIES_CONFIG, SERIES_KERNEL_ARGS, default_configs
 
 DRV_NET_DUMMY = ROOT / "selftests/drv-net-dummy.sh"
 # A network namespace with lo up, sysfs showing its devices only, tracefs
@@ -64,7 +70,7 @@ def kselftest_runs() -> dict[str, list[list[str] | None]]:
 def kselftest_commands(tree: Path, build: Path, out: Path, tests: Sequence[str],
                        tcg: bool = False) -> list[list[str]]:
     install = out / "install"
-    targets = list(dict.fromkeys(t.partition(":")[0] for t in tests))
+    targets = collections(tests)
     cmds = kselftest_install_commands(tree.resolve(), out / "build", install, targets)
     runs = kselftest_runs()
     plain = [a for t in tests if None in runs.get(t, [None]) for a in ("-t", t)]
@@ -79,12 +85,30 @@ def kselftest_commands(tree: Path, build: Path, out: Path, tests: Sequence[str],
     return cmds
 
 
-def kunit_commands(tree: Path, build_dir: Path | None, net: bool) -> list[list[str]]:
-    configs = [SERIES_CONFIG] + ([NET_CONFIG] if net else [])
+def kunit_commands(tree: Path, build_dir: Path | None) -> list[list[str]]:
+    """kunit.py run as the pipeline's kunit stage composes it: series.kunitconfig
+    sets only what the series adds, net.kunitconfig what that depends on."""
+    configs = default_configs()
     return [["python3", "tools/testing/kunit/kunit.py", "run",
              *(f"--kunitconfig={c}" for c in configs),
-             *(f"--kernel_args={a}" for a in SERIES_KERNEL_ARGS),
+             *(f"--kernel_args={a}" for a in SERIES_KERNEL_ARGS if SERIES_CONFIG in configs),
              *([f"--build_dir={build_dir.resolve()}"] if build_dir else [])]]
+
+
+def collections(tests: Sequence[str]) -> list[str]:
+    """The make TARGETS of tests, as the kselftest install takes them."""
+    return list(dict.fromkeys(t.partition(":")[0] for t in tests))
+
+
+def kernel_commands(tree: Path, build: Path, tests: Sequence[str]) -> list[list[str]]:
+    """vng --build with the config fragment of each collection of tests
+    the tree has (all of them when the tree is not there to look), in BUILD."""
+    frags = [f"tools/testing/selftests/{c}/config" for c in collections(tests)]
+    if tree.is_dir():
+        frags = [f for f in frags if (tree / f).is_file()]
+    build = build.resolve()
+    return [["mkdir", "-p", str(build)],
+            ["vng", "--build", *(a for f in frags for a in ("--config", f)), f"O={build}"]]
 
 
 def progs_commands(names: Sequence[str], kernel: str, bindir: Path) -> list[list[str]]:
@@ -98,56 +122,80 @@ def progs_commands(names: Sequence[str], kernel: str, bindir: Path) -> list[list
             for p in progs if not names or p.name in names]
 
 
+# How to get what a command needs when it is missing.
+HOW = {"bzImage": "build it: python3 -m ci.devtest kernel TREE BUILD (vng --build with the "
+                  "selftests' config fragments)",
+       "selftests": "build them: README \"Working on the series\" (make headers_install, "
+                    "then cmake -S . -B build/cxx -DKHDR_INCLUDES=... && cmake --build build/cxx)"}
+
+
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0],
+    head, _, rest = __doc__.partition("\n\n")
+    ap = argparse.ArgumentParser(prog="python3 -m ci.devtest", description=head,
                                  formatter_class=argparse.RawDescriptionHelpFormatter,
-                                 epilog="\n".join(__doc__.splitlines()[2:]))
+                                 epilog=rest)
     ap.add_argument("--dry-run", action="store_true", help="print the commands only")
+    # --dry-run after the subcommand too, as users type it.
+    common = argparse.ArgumentParser(add_help=False)
+    common.add_argument("--dry-run", action="store_true", default=argparse.SUPPRESS,
+                        help="print the commands only")
     sub = ap.add_subparsers(dest="cmd", required=True)
-    k = sub.add_parser("kselftest", help="the series' kselftests in vng on BUILD")
-    k.add_argument("tree", type=Path, help="the kernel tree BUILD was built from")
-    k.add_argument("build", type=Path, help="the kernel build directory (O=), bzImage in it")
-    k.add_argument("-t", dest="tests", action="append", metavar="COLLECTION:TEST",
-                   help="default: " + " ".join(kselftest_tests()))
+    b = sub.add_parser("kernel", parents=[common],
+                       help="build the kernel the kselftests boot, as netdev CI configures it")
+    k = sub.add_parser("kselftest", parents=[common],
+                       help="the series' kselftests in vng on BUILD")
+    for one in (b, k):
+        one.add_argument("tree", type=Path, help="the kernel tree BUILD is built from")
+        one.add_argument("build", type=Path,
+                         help="the kernel build directory (O=), bzImage in it")
+        one.add_argument("-t", dest="tests", action="append", metavar="COLLECTION:TEST",
+                         help="default: " + " ".join(kselftest_tests()))
     k.add_argument("--out", type=Path, default=cache_dir() / "kselftest/dev",
                    help="selftests build and install (default %(default)s: the cleanup "
                    "command removes it)")
     k.add_argument("--tcg", action="store_true",
                    help="QEMU without KVM (vng --disable-kvm), as the pipeline's VMs run")
-    u = sub.add_parser("kunit", help="the series' KUnit suites with the tree's kunit.py")
+    u = sub.add_parser("kunit", parents=[common],
+                       help="the series' KUnit suites with the tree's kunit.py")
     u.add_argument("tree", type=Path)
     u.add_argument("--build-dir", type=Path, help="kunit.py --build_dir (default: its own)")
-    u.add_argument("--net", action="store_true", help="the tree's networking suites too")
-    p = sub.add_parser("progs", help="the C++ programs on the running kernel (root)")
+    p = sub.add_parser("progs", parents=[common],
+                       help="the C++ programs on the running kernel (root)")
     p.add_argument("names", nargs="*", metavar="NAME", help="default: every one")
     p.add_argument("--kernel", choices=("base", "patched"), default="patched",
                    help="what the kernel is: the programs expect by it (default %(default)s)")
     p.add_argument("--bin", type=Path, default=CXX_BUILD, help="default %(default)s")
     args = ap.parse_args(argv)
+    cwd: Path | None = None
     try:
-        if args.cmd == "kselftest":
+        if args.cmd in ("kernel", "kselftest"):
             tests = args.tests or kselftest_tests()
             bad = [t for t in tests if ":" not in t]
             if bad:
                 ap.error(f"-t {bad[0]}: not COLLECTION:TEST (e.g. net:qdisc_bypass.py)")
+        if args.cmd == "kernel":
+            cmds = kernel_commands(args.tree, args.build, tests)
+            need, cwd = [args.tree / "tools/testing/selftests"], args.tree
+        elif args.cmd == "kselftest":
             cmds = kselftest_commands(args.tree, args.build, args.out, tests, args.tcg)
             need = [args.tree / "tools/testing/selftests", args.build / "arch/x86/boot/bzImage"]
-            cwd = None
         elif args.cmd == "kunit":
-            cmds = kunit_commands(args.tree, args.build_dir, args.net)
+            cmds = kunit_commands(args.tree, args.build_dir)
             need, cwd = [args.tree / "tools/testing/kunit/kunit.py"], args.tree
         else:
             cmds = progs_commands(args.names, args.kernel, args.bin.resolve())
-            need, cwd = [args.bin / "selftests"], None
+            need = [args.bin / "selftests"]
     except ValueError as err:
         ap.error(str(err))
     for cmd in cmds:
         print(("" if cwd is None else f"cd {shlex.quote(str(cwd))} && ") + shlex.join(cmd))
     if args.dry_run:
         return 0
-    missing = [str(n) for n in need if not n.exists()]
+    missing = [n for n in need if not n.exists()]
+    for n in missing:
+        print(f"error: missing {n}" + (f"; {HOW[n.name]}" if n.name in HOW else ""),
+              file=sys.stderr)
     if missing:
-        print(f"error: missing {', '.join(missing)}", file=sys.stderr)
         return 2
     for cmd in cmds:
         code = subprocess.run(cmd, cwd=cwd).returncode

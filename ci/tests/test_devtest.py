@@ -6,6 +6,7 @@ and the arguments name what the project runs."""
 import contextlib
 import io
 import os
+import re
 import shlex
 import shutil
 import tempfile
@@ -14,6 +15,7 @@ from pathlib import Path
 from unittest import mock
 
 from ci import devtest
+from common.paths import ROOT
 from kunit import uml
 from tools.series import cleanup
 
@@ -58,12 +60,71 @@ class DevTest(unittest.TestCase):
         return self.record.read_text().splitlines() if self.record.exists() else []
 
     def test_dry_run_prints_the_commands_and_runs_nothing(self):
-        for args in (("kselftest", self.tree, self.build), ("kunit", self.tree),
-                     ("progs", "--bin", self.build)):
-            code, out, _ = self.devtest("--dry-run", *args)
-            self.assertEqual(code, 0, out)
-            self.assertTrue(out.strip(), args)
+        for args in (("kernel", self.tree, self.build), ("kselftest", self.tree, self.build),
+                     ("kunit", self.tree), ("progs", "--bin", self.build)):
+            for where in ("before", "after"):  # the subcommand, as users type it
+                argv = ("--dry-run", *args) if where == "before" else (*args, "--dry-run")
+                code, out, err = self.devtest(*argv)
+                self.assertEqual(code, 0, err)
+                self.assertTrue(out.strip(), argv)
         self.assertEqual(self.ran(), [])
+
+    def test_readme_lines_work_as_printed(self):
+        """Each README line of devtest, with the user's paths replaced."""
+        lines = [ln.strip().split("  #")[0].strip()
+                 for ln in (ROOT / "README.md").read_text().splitlines()
+                 if ln.strip().startswith("python3 -m ci.devtest ")]
+        self.assertEqual({shlex.split(ln)[3] for ln in lines},
+                         {"kernel", "kselftest", "kunit", "progs"}, lines)
+        values = {"~/work/linux": str(self.tree), "~/work/build": str(self.build)}
+        for line in lines:
+            argv = [values.get(w, w) for w in shlex.split(line)[3:]]
+            code, out, err = self.devtest(*argv, "--dry-run")
+            self.assertEqual(code, 0, f"{line}: {err}")
+            if argv[0] == "kunit":
+                self.assertEqual(re.findall(r"--kunitconfig=(\S+)", out),
+                                 [str(c) for c in uml.default_configs()])
+
+    def test_kunit_composes_what_the_series_suites_depend_on(self):
+        """series.kunitconfig sets only what the series adds: alone, kunit.py
+        config stops on CONFIG_DUMMY, ETHTOOL_NETLINK, DUMMY_KUNIT_TEST and
+        KUNIT_UML_PCI (7.3.4). Their dependencies come from net.kunitconfig."""
+        code, out, err = self.devtest("kunit", self.tree, "--dry-run")
+        self.assertEqual(code, 0, err)
+        configs = [Path(c) for c in re.findall(r"--kunitconfig=(\S+)", out)]
+        self.assertEqual(configs, uml.default_configs())
+        options = {o for c in configs for o in uml.kconfig_options(c)}
+        for dep in ("CONFIG_KUNIT=y", "CONFIG_NET=y", "CONFIG_NETDEVICES=y",
+                    "CONFIG_NET_CORE=y"):
+            self.assertIn(dep, options)
+        self.assertNotIn("CONFIG_KUNIT=y", uml.kconfig_options(uml.SERIES_CONFIG))
+
+    def test_kernel_is_built_with_the_selftests_fragments(self):
+        for coll in ("net", "drivers/net"):  # no netdevsim fragment in this tree
+            (self.tree / f"tools/testing/selftests/{coll}").mkdir(parents=True, exist_ok=True)
+            (self.tree / f"tools/testing/selftests/{coll}/config").write_text("CONFIG_NET=y\n")
+        build = self.tmp / "kbuild"
+        code, out, err = self.devtest("kernel", self.tree, build)
+        self.assertEqual(code, 0, err)
+        self.assertTrue(build.is_dir())
+        self.assertEqual(self.ran(), [
+            f"vng --build --config tools/testing/selftests/net/config "
+            f"--config tools/testing/selftests/drivers/net/config O={build}"])
+        self.assertIn(f"cd {self.tree} && vng --build --config", out)
+
+    def test_what_is_missing_says_how_to_get_it(self):
+        code, _, err = self.devtest("kselftest", self.tree, self.tmp / "nowhere")
+        self.assertEqual(code, 2)
+        self.assertIn("python3 -m ci.devtest kernel TREE BUILD", err)
+        code, _, err = self.devtest("progs", "--bin", self.tmp / "nowhere")
+        self.assertEqual(code, 2)
+        self.assertIn("cmake -S . -B build/cxx", err)
+
+    def test_help_keeps_every_line_of_the_description(self):
+        code, out, _ = self.devtest("--help")
+        self.assertEqual(code, 0)
+        for line in devtest.__doc__.splitlines():
+            self.assertIn(line.strip(), out)
 
     def test_kselftest_runs_what_it_prints(self):
         code, out, err = self.devtest("kselftest", self.tree, self.build,
@@ -122,15 +183,13 @@ class DevTest(unittest.TestCase):
         self.assertEqual(code, 0, err)
         ran = self.ran()
         self.assertEqual(len(ran), 1)
-        self.assertIn(f"--kunitconfig={uml.SERIES_CONFIG}", ran[0])
-        self.assertNotIn(str(uml.NET_CONFIG), ran[0])
+        self.assertIn(f"--kunitconfig={uml.NET_CONFIG} --kunitconfig={uml.SERIES_CONFIG}",
+                      ran[0])
         for arg in uml.SERIES_KERNEL_ARGS:
             self.assertIn(f"--kernel_args={arg}", ran[0])
         self.assertIn(f"--build_dir={self.tmp / 'kb'}", ran[0])
         self.assertTrue(ran[0].endswith(f"cwd={self.tree}"), ran[0])
         self.assertIn(f"cd {self.tree} && python3 tools/testing/kunit/kunit.py run", out)
-        _, out, _ = self.devtest("--dry-run", "kunit", self.tree, "--net")
-        self.assertIn(f"--kunitconfig={uml.NET_CONFIG}", out)
 
     def test_progs_each_in_a_namespace_with_the_kernel_named(self):
         (self.build / "selftests").mkdir()

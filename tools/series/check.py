@@ -2,16 +2,18 @@
 per-series checks (tools/series/checks/runner.py), without a build unless
 asked, and the patchwork-style table.
 
-    python3 -m tools.series.check TREE RANGE...           # commits of a kernel tree
+    python3 -m tools.series.check TREE BASE..TIP...        # commits of a kernel tree
     python3 -m tools.series.check TREE --base REV PATCH... # files, a directory, an mbox
 
-Each RANGE (or the set of patches) is one series for the series checks; its
-tree (net or net-next) comes from --tree, else from a series/<tree>/...
-branch name or the subjects' [PATCH net ...] prefix, else net-next. The
-checks run in a temporary worktree of TREE (sparse: scripts/, the top-level
-files and the directories the patches touch), removed afterwards; TREE's
-checkout, branches and work are not touched (patch files are applied there
-with `git am` on REV, on a detached HEAD).
+Each range (or the set of patches) is one series for the series checks; a
+single revision is refused (it would take all its history: name BASE..TIP,
+or REV^..REV for one commit). Its tree (net or net-next) comes from --tree,
+else from a series/<tree>/... branch name or the subjects' [PATCH net ...]
+prefix, else net-next. The checks run in a temporary worktree of TREE
+(sparse: scripts/, LICENSES/, the top-level files and the directories the
+patches touch), removed afterwards; TREE's checkout, branches and work are
+not touched (patch files are applied there with `git am` on REV, on a
+detached HEAD).
 
 --build OUT adds the build checks the project runs in both modes (build,
 sparse: W=1 before and after each patch; xmit_disasm against the range's
@@ -19,40 +21,66 @@ base) in a kept full worktree (cache/ws-check/, the cleanup command removes
 it) and the build directory OUT: both incremental across runs. The bot's
 other builds (build_32bit, ...) are left to the pipeline's main mode.
 
-Exit status: 0 all pass (or skip), 1 warnings only, 2 a failure (a
-checkpatch warning counts as one, as in the checks stage), 3 usage or setup
-errors."""
+A check that cannot run in full (a linter not installed, no python3 that
+runs scripts/spdxcheck.py for checkpatch's SPDX check) says why in the
+table ("!" after its mark) and in the summary.
+
+Exit status:
+  0  every check passed (or skipped by design: no build, not this mode)
+  1  warnings only: a check's warning (a checkpatch warning too), or a check
+     that could not run in full
+  2  a failure; under CI=true also a check that could not run in full
+  3  a usage or setup error: nothing was checked
+The pipeline's checks stage is stricter: a checkpatch warning fails it."""
 
 import argparse
+import contextlib
+import dataclasses
 import hashlib
+import json
 import os
 import re
 import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import NoReturn
 
 from common import logs
 from common.cache import cache_dir
-from common.git import GitError, git, git_run
+from common.git import GitError, git, git_ok, git_run
 from common.paths import ROOT
 from tools.series.checks import kbuild, patchwork, per_series, runner, source, xmit
 
 KNOWN = ROOT / "kernel/known-commits.txt"
 BRANCH_TREE_RE = re.compile(r"(?:^|/)series/(net|net-next)/")
-# What checkpatch, kernel-doc (a link into tools/docs) and get_maintainer.pl
-# read besides the patch.
-ALWAYS = ("scripts", "tools/docs", "tools/lib/python")
+# What checkpatch (spdxcheck.py reads LICENSES/), kernel-doc (a link into
+# tools/docs) and get_maintainer.pl read besides the patch.
+ALWAYS = ("LICENSES", "scripts", "tools/docs", "tools/lib/python")
+# checkpatch.pl's test that it runs at the top of a tree wants these; a
+# sparse checkout leaves them out (the top-level files it keeps).
 TOP_DIRS = ("Documentation", "arch", "include", "drivers", "fs", "init", "ipc", "kernel",
             "lib")
+# The tree's scripts a check runs: a tree without them is no kernel tree.
+SCRIPTS = {"checkpatch": "scripts/checkpatch.pl", "kdoc": "scripts/kernel-doc",
+           "cc_maintainers": "scripts/get_maintainer.pl"}
 APPLIER = {"GIT_COMMITTER_NAME": "mqbypass check", "GIT_COMMITTER_EMAIL": "check@mqbypass.invalid"}
+PASS, WARNINGS, FAILURE, USAGE = 0, 1, 2, 3  # the exit status
 
 
 class UsageError(Exception):
     pass
+
+
+class Parser(argparse.ArgumentParser):
+    """argparse, a usage error exiting with USAGE (argparse's own is 2: a failure here)."""
+
+    def error(self, message: str) -> NoReturn:
+        self.print_usage(sys.stderr)
+        self.exit(USAGE, f"{self.prog}: error: {message}\n")
 
 
 @dataclass
@@ -82,7 +110,21 @@ def guess_tree(spec: str, subjects: Sequence[str]) -> str:
     return named.pop() if len(named) == 1 else "net-next"
 
 
+def commit_of(src: Path, rev: str, what: str) -> str:
+    res = git_run(src, "rev-parse", "--verify", "-q", f"{rev}^{{commit}}", capture="apart")
+    if res.returncode:
+        raise UsageError(f"{what}: no commit {rev} in {src}")
+    return res.stdout.strip()
+
+
 def range_group(src: Path, spec: str, tree: str | None) -> Group:
+    if ".." not in spec:
+        raise UsageError(f"{spec}: one revision, not a range (it would check all its "
+                         f"history): name BASE..{spec}, or {spec}^..{spec} for its last "
+                         "commit alone")
+    for side in re.split(r"\.\.\.?", spec):
+        if side:
+            commit_of(src, side, spec)
     res = git_run(src, "rev-list", "--reverse", "--no-merges", spec)
     if res.returncode or not res.stdout.split():
         raise UsageError(f"{spec}: no commits in {src}")
@@ -106,17 +148,25 @@ def patch_files(paths: Sequence[str]) -> list[bytes]:
     mboxes named, in order."""
     mails: list[bytes] = []
     for p in map(Path, paths):
+        if not p.exists():
+            raise UsageError(f"{p}: no such file or directory")
         files = sorted(q for q in p.iterdir() if q.suffix in (".patch", ".eml")) \
             if p.is_dir() else [p]
+        if not files:
+            raise UsageError(f"{p}: no *.patch or *.eml file in it")
         for f in files:
             data = f.read_bytes()
+            parts = [data]
             if data.startswith(b"From ") and data.count(b"\nFrom ") > 0:
-                parts = re.split(rb"\n(?=From \S+ )", data)
-                mails += [m if m.endswith(b"\n") else m + b"\n" for m in parts]
-            else:
-                mails.append(data)
-    if not mails:
-        raise UsageError(f"no patches in {' '.join(paths)}")
+                parts = [m if m.endswith(b"\n") else m + b"\n"
+                         for m in re.split(rb"\n(?=From \S+ )", data)]
+            for m in parts:
+                if not per_series.mail_subject(m.decode(errors="replace")):
+                    raise UsageError(f"{f}: not a mail (no Subject: header): give patches "
+                                     "as git format-patch writes them, or an mbox")
+            mails += parts
+    if not any(not is_cover(m.decode(errors="replace")) for m in mails):
+        raise UsageError(f"no patch in {' '.join(paths)}: no mail carries a diff")
     return mails
 
 
@@ -125,12 +175,36 @@ def is_cover(text: str) -> bool:
     return bool(re.search(r"\b0+/\d+\]", subject)) or "diff --git " not in text
 
 
+def top_of_tree(path: Path) -> None:
+    """The directories checkpatch.pl looks for at the top of a tree; every
+    change of the sparse checkout removes those outside it, empty."""
+    for d in TOP_DIRS:
+        (path / d).mkdir(exist_ok=True)
+
+
 def sparse_worktree(src: Path, rev: str, dirs: Sequence[str], path: Path) -> None:
     git(src, "worktree", "add", "-q", "--no-checkout", "--detach", str(path), rev)
     git(path, "sparse-checkout", "set", "--cone", *sorted(set(ALWAYS) | set(dirs)))
     git(path, "checkout", "-q", "--detach", rev)
-    for d in TOP_DIRS:  # checkpatch.pl's test that it runs at the top of a tree
-        (path / d).mkdir(exist_ok=True)
+    top_of_tree(path)
+
+
+def widen(path: Path, dirs: Sequence[str]) -> None:
+    """The sparse checkout of `path` widened to `dirs`."""
+    if dirs:
+        git(path, "sparse-checkout", "add", *sorted(dirs))
+    top_of_tree(path)
+
+
+def kernel_scripts(src: Path, rev: str, wanted: Sequence[str]) -> None:
+    """The tree's scripts the wanted checks run are there at rev."""
+    need = {c: f for c, f in SCRIPTS.items() if c in wanted}
+    absent = sorted({f for f in need.values() if not git_ok(src, "cat-file", "-e", f"{rev}:{f}")})
+    if absent:
+        users = ", ".join(c for c, f in need.items() if f in absent)
+        at = rev[:12] if re.fullmatch(r"[0-9a-f]{40}", rev) else rev
+        raise UsageError(f"{src} is not a kernel tree: no {', '.join(absent)} at {at} "
+                         f"(what {users} run; --checks to choose others)")
 
 
 def touched_dirs(src: Path, commits: Sequence[str]) -> set[str]:
@@ -192,12 +266,48 @@ def kept_worktree(src: Path, rev: str) -> Path:
     return path
 
 
-def worst(reports: Sequence[patchwork.PatchReport], series: dict[str, patchwork.Result]) -> int:
-    statuses = [r.status for p in reports for r in p.results.values()] + [
-        r.status for r in series.values()]
-    if any(not p.ok for p in reports) or "fail" in statuses:
-        return 2
-    return 1 if "warn" in statuses else 0
+def ci() -> bool:
+    return os.environ.get("CI") == "true"
+
+
+def named(reports: Sequence[patchwork.PatchReport], series: dict[str, patchwork.Result],
+          keep: Callable[[patchwork.Result], bool]) -> str:
+    """'check (patches 1, 2), series cover_letter' of the results `keep` picks."""
+    by: dict[str, list[int]] = {}
+    for p in reports:
+        for c, r in p.results.items():
+            if keep(r):
+                by.setdefault(c, []).append(p.index)
+    out = [f"{c} (patch{'es' if len(ix) > 1 else ''} {', '.join(map(str, ix))})"
+           for c, ix in by.items()]
+    return ", ".join(out + [f"series {c}" for c, r in series.items() if keep(r)])
+
+
+def verdict(reports: Sequence[patchwork.PatchReport],
+            series: dict[str, patchwork.Result]) -> tuple[int, str]:
+    """The exit status and the summary's words: the worst result, a check
+    that could not run in full a warning (a failure under CI=true)."""
+    failed = named(reports, series, lambda r: r.status == "fail")
+    warned = named(reports, series, lambda r: r.status == "warn")
+    unrun = named(reports, series, lambda r: bool(r.missing))
+    parts = ([f"failed: {failed}"] if failed else []) + (
+        [f"warned: {warned}"] if warned else []) + (
+        [f"could not run in full{' (a failure under CI=true)' if ci() else ''}: {unrun}"]
+        if unrun else [])
+    code = FAILURE if failed or (unrun and ci()) else WARNINGS if warned or unrun else PASS
+    return code, ["pass", "warnings", "FAIL"][code] + (f" - {'; '.join(parts)}" if parts else "")
+
+
+def as_json(reports: Sequence[patchwork.PatchReport], series: dict[str, patchwork.Result],
+            code: int, words: str) -> str:
+    """What the table shows, each check's details and what could not run."""
+    return json.dumps({
+        "exit": code, "verdict": words,
+        "patches": [{"index": p.index, "series": p.tree, "commit": p.commit,
+                     "subject": p.subject,
+                     "results": {c: dataclasses.asdict(r) for c, r in p.results.items()}}
+                    for p in reports],
+        "series": {c: dataclasses.asdict(r) for c, r in series.items()}}, indent=1)
 
 
 Outcome = tuple[list[patchwork.PatchReport], dict[str, patchwork.Result]]
@@ -220,9 +330,10 @@ def run_checks(wt: Path, groups: list[Group], ctx: runner.Context,
 
 
 def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0],
-                                 formatter_class=argparse.RawDescriptionHelpFormatter,
-                                 epilog="\n".join(__doc__.splitlines()[2:]))
+    head, _, rest = __doc__.partition("\n\n")
+    ap = Parser(prog="python3 -m tools.series.check", description=head,
+                formatter_class=argparse.RawDescriptionHelpFormatter,
+                epilog=rest)
     ap.add_argument("tree", help="a kernel git tree (any directory in it)")
     ap.add_argument("ranges", nargs="*", metavar="RANGE|PATCH",
                     help="commit ranges (base..tip), or with --base patch files, "
@@ -233,6 +344,11 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     ap.add_argument("--build", metavar="OUT", type=Path,
                     help="also the build checks, building in OUT (incremental)")
     ap.add_argument("--checks", help="only these checks (comma-separated)")
+    ap.add_argument("-v", "--detail", action="store_true",
+                    help="every check's message (why it skipped too) and details "
+                    "(checkpatch's and the linters' lines)")
+    ap.add_argument("--json", metavar="FILE",
+                    help="the results as JSON in FILE (-: on stdout, the table on stderr)")
     args = ap.parse_intermixed_args(argv)
     if not args.ranges:
         ap.error("name a commit range, or --base and patch files")
@@ -244,52 +360,69 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     return args
 
 
+def check(args: argparse.Namespace, wanted: Sequence[str], ctx: runner.Context) -> Outcome:
+    src = toplevel(args.tree)
+    mails = patch_files(args.ranges) if args.base else []
+    if args.base:
+        first = commit_of(src, args.base, "--base")
+        groups = []
+    else:
+        groups = [range_group(src, r, args.target) for r in args.ranges]
+        first = git(src, "rev-parse", f"{groups[0].commits[0]}^")
+    kernel_scripts(src, first, wanted)
+    with tempfile.TemporaryDirectory(prefix="mqbypass-check-") as tmp:
+        wt = Path(tmp) / "src"
+        if args.build is not None:
+            wt = kept_worktree(src, first)
+        elif mails:
+            sparse_worktree(src, first, [], wt)
+        else:
+            commits = [c for g in groups for c in g.commits]
+            sparse_worktree(src, commits[-1], sorted(touched_dirs(src, commits)), wt)
+        try:
+            if mails:
+                groups = [apply_mails(wt, first, mails, args.target)]
+                if args.build is None:  # widen the checkout to what they touch
+                    widen(wt, sorted(touched_dirs(wt, groups[0].commits)))
+            if args.build is not None:
+                ctx.builds.update(build_context(wt, args.build.resolve(), first))
+            return run_checks(wt, groups, ctx, wanted)
+        finally:
+            if args.build is None:
+                git_run(src, "worktree", "remove", "--force", str(wt))
+
+
 @logs.printed
 def main(argv: Sequence[str] | None = None) -> int:
     args = parse_args(argv)
     t0 = time.monotonic()
-    try:
-        src = toplevel(args.tree)
-        mails = patch_files(args.ranges) if args.base else []
-        groups = [] if args.base else [range_group(src, r, args.target) for r in args.ranges]
-        first = args.base or git(src, "rev-parse", f"{groups[0].commits[0]}^")
-        wanted = (args.checks.split(",") if args.checks
-                  else runner.names("local", build=args.build is not None))
-        ctx = runner.Context(known=source.load_known_commits(KNOWN),
-                             unavailable=runner.mode_gates("local"),
-                             committer_signs=not args.base)
-        with tempfile.TemporaryDirectory(prefix="mqbypass-check-") as tmp:
-            wt = Path(tmp) / "src"
-            if args.build is not None:
-                wt = kept_worktree(src, first)
-            elif mails:
-                sparse_worktree(src, args.base, [], wt)
-            else:
-                commits = [c for g in groups for c in g.commits]
-                sparse_worktree(src, commits[-1], sorted(touched_dirs(src, commits)), wt)
-            try:
-                if mails:
-                    groups = [apply_mails(wt, args.base, mails, args.target)]
-                    if args.build is None:  # widen the checkout to what they touch
-                        git(wt, "sparse-checkout", "add",
-                            *sorted(touched_dirs(wt, groups[0].commits)) or ["scripts"])
-                if args.build is not None:
-                    ctx.builds.update(build_context(wt, args.build.resolve(), first))
-                reports, series = run_checks(wt, groups, ctx, wanted)
-            finally:
-                if args.build is None:
-                    git_run(src, "worktree", "remove", "--force", str(wt))
-    except (UsageError, GitError, OSError) as err:
-        print(f"error: {err}", file=sys.stderr)
-        return 3
-    print(patchwork.table(reports, wanted))
-    for name, res in series.items():
-        print(f"  series {name}: {res.status}: {res.message}")
-    code = worst(reports, series)
-    print("time per check, all patches: " + ", ".join(
-        f"{c} {t:.1f}s" for c, t in sorted(ctx.seconds.items(), key=lambda x: -x[1])))
-    print(f"{len(reports)} patch(es) x {len(wanted)} checks, {len(series)} series checks in "
-          f"{time.monotonic() - t0:.0f}s: {['pass', 'warnings', 'FAIL'][code]}")
+    wanted = (args.checks.split(",") if args.checks
+              else runner.names("local", build=args.build is not None))
+    ctx = runner.Context(known=source.load_known_commits(KNOWN),
+                         unavailable=runner.mode_gates("local"),
+                         committer_signs=not args.base)
+    stdout = sys.stdout
+    # With --json -, stdout is the JSON's alone.
+    with contextlib.redirect_stdout(sys.stderr if args.json == "-" else stdout):
+        try:
+            reports, series = check(args, wanted, ctx)
+        except (UsageError, GitError, OSError) as err:
+            print(f"error: {err}", file=sys.stderr)
+            return USAGE
+        print(patchwork.table(reports, wanted, detail=args.detail))
+        for name, res in series.items():
+            print(f"  series {name}: {res.status}: {res.message}")
+        code, words = verdict(reports, series)
+        print("time per check, all patches: " + ", ".join(
+            f"{c} {t:.1f}s" for c, t in sorted(ctx.seconds.items(), key=lambda x: -x[1])))
+        print(f"{len(reports)} patch(es) x {len(wanted)} checks, {len(series)} series checks "
+              f"in {time.monotonic() - t0:.0f}s: {words}")
+    if args.json:
+        text = as_json(reports, series, code, words)
+        if args.json == "-":
+            print(text, file=stdout)
+        else:
+            Path(args.json).write_text(text + "\n")
     return code
 
 

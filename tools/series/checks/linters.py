@@ -62,7 +62,8 @@ class Linter:
         if not files:
             return Result("pass", f"No {self.kind} touched, skip")
         if not self.available():
-            return Result("skip", f"{self.name} is not installed")
+            why = self.unavailable()
+            return Result("skip", why, missing=why)
         before: Kinds = Counter()
         after: Kinds = Counter()
         per_file: PerFile = {}
@@ -85,6 +86,10 @@ class Linter:
 
     def available(self) -> bool:
         return True
+
+    def unavailable(self) -> str:
+        """Why the linter cannot run, in words a user can act on."""
+        return f"{self.name} is not installed (apt-get install {self.name})"
 
 
 class Pylint(Linter):
@@ -126,6 +131,12 @@ class Ruff(Linter):
 
     def available(self) -> bool:
         return ruff_command() is not None
+
+    def unavailable(self) -> str:
+        module = Path(os.environ.get("RUFF_WASM_DIR", cache_dir() / "npm-tools"))
+        return (f"ruff is not installed: no ruff on PATH, nor node with "
+                f"@astral-sh/ruff-wasm-nodejs in {module} (ci/setup-host.sh installs it "
+                f"there with npm)")
 
     def __init__(self) -> None:
         self.cache: dict[str, list[str]] = {}  # blob id -> output lines (path replaced by "PATH")

@@ -17,6 +17,9 @@ class Result:
     status: str  # pass | warn | fail | skip
     message: str = ""
     details: str = ""
+    # What of the check could not run, and why (a tool missing): "" when
+    # all of it ran. A deliberate skip (a mode gate, no build) leaves it "".
+    missing: str = ""
 
 
 @dataclass
@@ -52,10 +55,17 @@ class PatchReport:
 
 
 MARKS = {"pass": "pass", "warn": "warn", "fail": "FAIL", "skip": "-"}
+MISSING_MARK = "!"  # after the mark of a check that could not run in full
 
 
-def table(reports: Iterable[PatchReport], columns: Sequence[str] | None = None) -> str:
-    """Plain-text patch x check table, then each failure or warning; the
+def mark(res: Result) -> str:
+    return MARKS[res.status] + (MISSING_MARK if res.missing else "")
+
+
+def table(reports: Iterable[PatchReport], columns: Sequence[str] | None = None,
+          detail: bool = False) -> str:
+    """Plain-text patch x check table, then each failure, warning and what
+    could not run (detail: every check's message and details too); the
     columns by default those of the first report, in its order."""
     reports = list(reports)
     if columns is None:
@@ -65,7 +75,7 @@ def table(reports: Iterable[PatchReport], columns: Sequence[str] | None = None) 
     for r in reports:
         cells = [str(r.index), r.tree, r.subject[:40]]
         for c in columns:
-            cells.append(MARKS[r.results.get(c, Result("skip")).status])
+            cells.append(mark(r.results.get(c, Result("skip"))))
         rows.append(cells)
     widths = [max(len(h), *(len(row[i]) for row in rows)) if rows else len(h)
               for i, h in enumerate(head)]
@@ -74,6 +84,12 @@ def table(reports: Iterable[PatchReport], columns: Sequence[str] | None = None) 
     for r in reports:
         for c in columns:
             res = r.results.get(c)
-            if res and res.status in ("fail", "warn"):
+            if res is None:
+                continue
+            if detail or res.status in ("fail", "warn"):
                 lines.append(f"  patch {r.index} {c}: {res.status}: {res.message}")
+            if res.missing:
+                lines.append(f"  patch {r.index} {c}: could not run: {res.missing}")
+            if detail and res.details.strip():
+                lines += ["      " + ln for ln in res.details.strip().splitlines()]
     return "\n".join(lines)

@@ -2,8 +2,11 @@
 header_inline, source_inline, deprecated_api, module_param,
 verify_signedoff, verify_fixes, cc_maintainers and maintainers."""
 
+import os
 import re
+import subprocess
 import tempfile
+import threading
 from collections import Counter
 from collections.abc import Collection
 from pathlib import Path
@@ -26,6 +29,66 @@ DEPRECATED_ERRORS = ("module_param",)
 DEPRECATED_WARNINGS = ("dev_hold(", "dev_put(", "put_net(", "get_net(", "init_dummy_netdev(")
 # get_maintainer.pl names it on everything; netdev does not expect it.
 CC_IGNORE = {"linux-kernel@vger.kernel.org"}
+# Where a python3 for scripts/spdxcheck.py is looked for besides PATH.
+OTHER_PYTHONS = ("/usr/bin/python3",)
+SPDX_PROBE = "SPDX-License-Identifier: {}\n"
+SPDX_NEEDS = "apt-get install python3-ply python3-git"
+
+
+def python_dirs() -> list[str]:
+    """The directories of the python3 candidates: PATH's, in order, then OTHER_PYTHONS'."""
+    dirs = [d for d in os.environ.get("PATH", "").split(os.pathsep)
+            if d and os.access(os.path.join(d, "python3"), os.X_OK)]
+    dirs += [os.path.dirname(p) for p in OTHER_PYTHONS if os.access(p, os.X_OK)]
+    return list(dict.fromkeys(dirs))
+
+
+def spdx_verdicts(tree: Tree, env: dict[str, str]) -> tuple[bool, bool, str]:
+    """Whether scripts/spdxcheck.py, as checkpatch runs it (`env`), accepts
+    GPL-2.0 and refuses a made-up identifier; and what it printed."""
+    said = []
+    for ident in ("GPL-2.0", "NOT-A-LICENSE-mqbypass"):
+        try:
+            res = subprocess.run(["scripts/spdxcheck.py", "-"], cwd=tree, env=env, text=True,
+                                 input=SPDX_PROBE.format(ident), capture_output=True,
+                                 errors="replace", timeout=120)
+        except (OSError, subprocess.TimeoutExpired) as err:
+            return False, False, str(err)
+        said.append((res.stdout.strip(), (res.stdout + res.stderr).strip()))
+    return not said[0][0], bool(said[1][0]), said[0][1] or said[1][1]
+
+
+SpdxEnv = tuple[dict[str, str] | None, str]
+_spdx_lock = threading.Lock()
+_spdx_env: dict[tuple[str, str], SpdxEnv] = {}
+
+
+def find_spdx_env(tree: Tree) -> SpdxEnv:
+    if not (Path(tree) / "scripts/spdxcheck.py").is_file():
+        return None, "SPDX identifiers not checked: the tree has no scripts/spdxcheck.py"
+    tried = []
+    for d in python_dirs():
+        env = {**os.environ, "PATH": os.pathsep.join([d, os.environ.get("PATH", "")])}
+        good, bad, said = spdx_verdicts(tree, env)
+        if good and bad:
+            return env, ""
+        tried.append(f"{d}/python3: {said.splitlines()[-1] if said else 'no verdict'}")
+    return None, (f"SPDX identifiers not checked: no python3 runs scripts/spdxcheck.py "
+                  f"({'; '.join(tried) or 'no python3 found'}); it needs ply and GitPython: "
+                  f"{SPDX_NEEDS}")
+
+
+def spdx_env(tree: Tree) -> SpdxEnv:
+    """The environment under which checkpatch's SPDX check works in `tree`
+    (a python3 first on PATH whose spdxcheck.py tells a made-up identifier
+    from GPL-2.0), or None and why there is none; once a tree. checkpatch
+    takes an identifier as valid when spdxcheck.py cannot run: without
+    this, a python3 lacking ply first on PATH passes any identifier."""
+    key = (str(Path(tree).resolve()), os.environ.get("PATH", ""))
+    with _spdx_lock:
+        if key not in _spdx_env:
+            _spdx_env[key] = find_spdx_env(tree)
+        return _spdx_env[key]
 
 
 def checkpatch(tree: Tree, commit: str) -> Result:
@@ -39,9 +102,14 @@ def checkpatch(tree: Tree, commit: str) -> Result:
         ignore += ",UNKNOWN_COMMIT_ID"
     spell: list[str] = next((["--codespell", f"--codespellfile={d}"] for d in CODESPELL_DICTS
                              if Path(d).is_file()), [])
+    env, no_spdx = spdx_env(tree)
+    missing = [no_spdx] if no_spdx else []
+    if not spell:
+        missing.append("spelling not checked: no codespell dictionary "
+                       f"({' or '.join(CODESPELL_DICTS)}; apt-get install codespell)")
     code, out = run(["perl", "scripts/checkpatch.pl", "--strict", *spell,
                      "--max-line-length=80", "--ignore", ignore, "--showfile", "-g", commit],
-                    cwd=tree)
+                    cwd=tree, env=env)
     m = re.search(r"total: (\d+) errors, (\d+) warnings, (\d+) checks", out)
     if not m:
         return Result("fail", "checkpatch did not run: " + out.strip()[:200], out)
@@ -49,8 +117,9 @@ def checkpatch(tree: Tree, commit: str) -> Result:
     if errors or warns or cks:
         found = sorted({re.sub(r"^\S+:\d+: ", "", ln) for ln in out.splitlines()
                         if re.match(r"^(\S+:\d+: )?(ERROR|WARNING|CHECK):", ln)})
-        return Result("fail" if errors else "warn", "; ".join(found) or m.group(0), out)
-    return Result("pass", m.group(0), out)
+        return Result("fail" if errors else "warn", "; ".join(found) or m.group(0), out,
+                      "; ".join(missing))
+    return Result("pass", m.group(0), out, "; ".join(missing))
 
 
 def verify_signedoff(tree: Tree, commit: str, committer: bool = True) -> Result:

@@ -173,10 +173,10 @@ class LocalCheckTest(unittest.TestCase):
         self.assertEqual(code, 0, out.getvalue())
 
     def test_usage_errors(self):
-        with contextlib.redirect_stderr(io.StringIO()), self.assertRaises(SystemExit):
-            check.main([str(self.repo)])
-        with contextlib.redirect_stderr(io.StringIO()), self.assertRaises(SystemExit):
-            check.main([str(self.repo), "base..HEAD", "--checks", "nonsense"])
+        for args in ([], ["base..HEAD", "--checks", "nonsense"]):
+            with contextlib.redirect_stderr(io.StringIO()), self.assertRaises(SystemExit) as e:
+                check.main([str(self.repo), *args])
+            self.assertEqual(e.exception.code, 3, args)
         code, out = self.run_check("HEAD..HEAD")
         self.assertEqual(code, 3, out)
 
