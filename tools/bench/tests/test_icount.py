@@ -151,18 +151,22 @@ class IcountTest(unittest.TestCase):
 
     def test_command_line_fails_unless_every_guard_is_met(self):
         data = json.loads(RECORD.read_text())
+        # The record's patched kernel counted with the atomic design: its
+        # start_xmit row as the series' counters cost it, the base's.
+        for boot, base_boot in zip(data["runs"]["patched"], data["runs"]["base"]):
+            boot["q2_start_xmit"] = list(base_boot["q2_start_xmit"])
         data["guards"] = icount.judge(scaled(data["runs"], "patched", "q1_noqueue", 1.003))
         err = io.StringIO()
         with mock.patch.object(icount, "run", lambda *a, **kw: data), \
                 contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(err):
             self.assertEqual(icount.main(["--kernel", "base=/b"]), 1)
         self.assertIn("guards not met: S3: not met (2248.2 -> 2255.0", err.getvalue())
-        data["guards"] = [g for g in icount.judge(data["runs"]) if g["key"] != "lltx"]
+        data["guards"] = [g for g in icount.judge(data["runs"]) if g["key"] != "counters"]
         err = io.StringIO()
         with mock.patch.object(icount, "run", lambda *a, **kw: data), \
                 contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(err):
             self.assertEqual(icount.main(["--kernel", "base=/b"]), 1)
-        self.assertIn("lltx: not judged: its rows did not run on base and patched",
+        self.assertIn("counters: not judged: its rows did not run on base and patched",
                       err.getvalue())
         data["guards"] = icount.judge(data["runs"])
         with mock.patch.object(icount, "run", lambda *a, **kw: data), \
