@@ -252,7 +252,7 @@ class KunitJsonTest(unittest.TestCase):
         caught, why, seen, _ = control(["ERROR", "FAIL"])
         self.assertFalse(caught, why)
         self.assertEqual(len(seen), 1)
-        self.assertIn("dummy.dummy_test_one_queue_senders ERROR in 1 run(s)", why)
+        self.assertIn("dummy.dummy_test_senders ERROR in 1 run(s)", why)
         # The case passed on the bug every time: the control fails, naming it.
         caught, why, seen, _ = control(["PASS", "PASS", "PASS"])
         self.assertFalse(caught)

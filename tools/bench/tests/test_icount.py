@@ -215,14 +215,11 @@ class GuardTest(unittest.TestCase):
         return {g["key"]: g["verdict"] for g in icount.judge(runs, keys)}
 
     def test_the_record_meets_every_guard(self):
-        """c802371's patched kernel counted with the atomic design, which the
-        counters guard rejects; with the base's start_xmit runs in its place
-        (the series' counters cost the base's) every guard is met."""
-        runs = recorded_runs()
-        self.assertEqual(self.verdicts(runs)["counters"], "not met")
-        for boot, base_boot in zip(runs["patched"], runs["base"]):
-            boot["q2_start_xmit"] = list(base_boot["q2_start_xmit"])
-        self.assertEqual(self.verdicts(runs),
+        """c802371's patched kernel counted with the previous atomic design,
+        seven instructions on the start_xmit path: within the counters guard,
+        as the series' eight are (a locked add is one instruction; what sets
+        that design apart is a shared cache line, which icount cannot show)."""
+        self.assertEqual(self.verdicts(recorded_runs()),
                          {"S2-restore": "met", "S2-fresh": "met", "S2-bypass": "met",
                           "S3": "met", "counters": "met"})
 
@@ -232,11 +229,20 @@ class GuardTest(unittest.TestCase):
         # The project's record: its base boots ran on the tsc clocksource too
         # (c802371's base on hpet, 27 instructions more per packet).
         runs = json.loads(CURRENT.read_text())["runs"]
-        atomic = "atomic" if "atomic" in runs else "atomic-ext"
-        for design in ("lock", atomic):
-            v = self.verdicts({"base": runs["base"], "patched": runs[design]},
-                              keys=("counters",))
-            self.assertEqual(v, {"counters": "not met"}, design)
+        v = self.verdicts({"base": runs["base"], "patched": runs["lock"]}, keys=("counters",))
+        self.assertEqual(v, {"counters": "not met"})
+        # The atomic design on the series' tip: its two locked adds on top of the
+        # series' 8 (Documentation/design.md section 3: +13.0 in all).
+        atomic = copy.deepcopy(runs["base"])
+        for boot in atomic:
+            boot["q2_start_xmit"] = [v + 13.0 for v in boot["q2_start_xmit"]]
+        v = self.verdicts({"base": runs["base"], "patched": atomic}, keys=("counters",))
+        self.assertEqual(v, {"counters": "not met"})
+        series = copy.deepcopy(runs["base"])
+        for boot in series:
+            boot["q2_start_xmit"] = [v + 8.0 for v in boot["q2_start_xmit"]]
+        v = self.verdicts({"base": runs["base"], "patched": series}, keys=("counters",))
+        self.assertEqual(v, {"counters": "met"})
 
     def test_reports_have_no_verdict_of_a_guard(self):
         runs = recorded_runs()
@@ -297,8 +303,10 @@ class GuardTest(unittest.TestCase):
     def test_the_bound_is_stated_and_used(self):
         self.assertEqual(bench_config.ICOUNT_BOUND, 0.002)
         for g in bench_config.ICOUNT_GUARDS:
-            if g.key != "S2-restore":
+            if g.key not in ("S2-restore", "counters"):
                 self.assertEqual((g.lo, g.hi), (0.998, 1.002), g.key)
+        counters = next(g for g in bench_config.ICOUNT_GUARDS if g.key == "counters")
+        self.assertEqual((counters.lo, counters.hi), (None, 1.0055))
         self.assertEqual(icount.guard_scenarios(bench_config.ICOUNT_PATH_GUARDS),
                          ["q1_noqueue", "s2_pfifo_fast"])
         self.assertEqual(icount.guard_scenarios(),
