@@ -141,7 +141,8 @@ class Flow(Clone, Review):
         self.git(job, "prep", "checkout", "-q", "-f", "-B", job.branch,
                  self.sender_chain(job, job.start))
         revision = ["--force-revision", str(job.version)] if job.version != 1 else []
-        self.b4(job, "prep", "prep", "-e", job.start, *revision, "--set-prefixes", job.tree,
+        rfc = ["RFC"] if series.is_rfc(self.conf, job.tree, job.topic) else []
+        self.b4(job, "prep", "prep", "-e", job.start, *revision, "--set-prefixes", *rfc, job.tree,
                 "--edit-cover", config=[self.editor(job.cover, "cover.txt")])
         if job.depends and not job.on_merged:
             # What git format-patch --base writes: the base and the patch ids

@@ -13,7 +13,7 @@ from pathlib import Path
 from common.git import git_run
 from tools.series.model import (DEFAULT_PREFIX, PATCHES, TREES, SeriesError, base_commit,
                                 base_key, git, load_conf, role_env, substitute_identity,
-                                version_key, workspace_series)
+                                subject_prefix, version_key, workspace_series)
 
 
 def canonical_chain(tree: str | Path, parent: str, rev_range: str, conf: dict[str, str]) -> str:
@@ -174,7 +174,7 @@ def write_series(tree: str | Path, tree_name: str, topic: str, branch: str, star
     version = int(conf.get(version_key(tree_name, topic), "1"))
     tip_date = git(tree, "log", "-1", "--format=%aD", tip)
     args = ["format-patch", "-q", "--full-index", "--no-signature",
-            f"--subject-prefix=PATCH {tree_name}", f"--base={base}",
+            f"--subject-prefix={subject_prefix(conf, tree_name, topic)}", f"--base={base}",
             "--cover-from-description=subject", "-o", str(d),
             *(f"--to={a}" for a in to), *(f"--cc={a}" for a in cc)]
     if count > 2 or desc:

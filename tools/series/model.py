@@ -106,6 +106,21 @@ def base_key(tree: str, topic: str) -> str:
     return "SERIES_BASE_" + re.sub(r"[^A-Z0-9]", "_", f"{tree}_{topic}".upper())
 
 
+def rfc_key(tree: str, topic: str) -> str:
+    return "SERIES_RFC_" + re.sub(r"[^A-Z0-9]", "_", f"{tree}_{topic}".upper())
+
+
+def is_rfc(conf: dict[str, str], tree: str, topic: str) -> bool:
+    """Whether series.conf posts the series as an RFC (SERIES_RFC_<TREE>_<TOPIC>=1)."""
+    return conf.get(rfc_key(tree, topic), "0") == "1"
+
+
+def subject_prefix(conf: dict[str, str], tree: str, topic: str) -> str:
+    """The [...] prefix of the series' subjects, without the counter:
+    "PATCH net-next", or "RFC PATCH net-next" for an RFC."""
+    return ("RFC " if is_rfc(conf, tree, topic) else "") + f"PATCH {tree}"
+
+
 def parse_cover(path: str | Path) -> Cover:
     text = Path(path).read_text()
     rest = text.partition("\n\n")[2]

@@ -37,7 +37,8 @@ from tools.series.exporting import (MBOX, PATCH_FILES, canonical_chain, canonica
                                     staged, uncommitted, unexported, write_series)
 from tools.series.model import (COVER_RE, DEFAULT_PREFIX, IN_PROGRESS, PATCHES, SHORTLOG_RE,
                                 TREES, Cover, Series, SeriesError, base_commit, base_key, git,
-                                git_dir, in_progress, leaves, listed, load_conf, load_series,
+                                git_dir, in_progress, is_rfc, leaves, listed, load_conf,
+                                load_series,
                                 parse_cover, recorded, recover, reports_errors, role_env,
                                 submitter_identity, substitute_identity, tip_of, version_key,
                                 work_tree, workspace_series)
@@ -46,6 +47,7 @@ from tools.series.sendprep import (applied_tree, check_posting, mbox_path, merge
                                    recipients, send_prep)
 
 __all__ = [
+    "is_rfc",
     "HUNK_RE", "Move", "am_commit", "apply", "build_series", "checked_out", "contents",
     "failed_hunks", "in_the_way", "lost_commits", "merge_all", "patch_ids", "stripped",
     "MBOX", "PATCH_FILES", "canonical_chain", "canonical_tip", "export", "staged",
