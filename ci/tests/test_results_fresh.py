@@ -55,6 +55,9 @@ INPUTS = {
     # The sink scenarios and the design cases in one run of the same command.
     "bench-sinks": BENCH,
     "icount": ["patches", *BENCH_CODE, "kernel"],
+    # The dummy series' counter designs as modules of each design's dummy.c
+    # on the base kernel (tools/bench/icount.py --dummy-module).
+    "icount-designs": ["patches", *BENCH_CODE, "kernel"],
     "vm-debug": VM, "vm-kcsan": VM,
     # The main command's vm stage: the whole tc-testing suite on both
     # kernels, with the iproute2 setup-host.sh unpacks.
