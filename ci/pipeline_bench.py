@@ -28,7 +28,7 @@ from tools.bench.bench_config import (ICOUNT_BOOTS, ICOUNT_COUNTER_GUARD,
 
 # The previous design of the dummy series' per-queue counters (not lltx, counters under
 # the TX queue's xmit lock), as a patch on the series' tip: the "lock" kernel.
-LOCK_VARIANT = ROOT / "tools/bench/variants/dummy-queue-lock.patch"
+LOCK_VARIANT = ROOT / ICOUNT_COUNTER_VARIANTS["lock"]
 # Runs per boot: five, so that a median of one boot outlasts two of the occasional
 # runs about 25 instructions low (bench_config.ICOUNT_MIN_RUNS).
 ICOUNT_REPS = 5
