@@ -42,8 +42,9 @@ NET_PROGS = [("qdisc_bypass", "ktap"), ("net.qdisc_limit_zero.py", "kselftest"),
 VM_DEBUG_TIMEOUT = 3 * 3600
 # tc-testing in the vm stage, with the kernel's iproute2 (iproute2_bin()):
 # the main command runs the whole suite on both kernels; the test command
-# expectations.TDC_TEST_CATEGORIES on the patched kernel, and on base only
-# the listed cases and those that failed on patched (run_matrix()). Seconds
+# expectations.TDC_TEST_CATEGORIES (the qdiscs the series changes) on the
+# patched kernel, and on base only the listed cases and those that failed
+# on patched (run_matrix()). Seconds
 # per VM and for tdc inside it (TCG, 2 vCPUs; measured: pipeline.md).
 VM_TIMEOUT = {"main": 2 * 3600, "test": 2700}
 TDC_TIMEOUT = {"main": 6000, "test": 1800}

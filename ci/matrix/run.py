@@ -8,7 +8,7 @@ from pathlib import Path
 from ci import report
 from common import vm
 from ci.matrix.expectations import (TDC_STABLE_CATEGORIES, expected, load_expectations, programs,
-                                    series_cases, tdc_expect)
+                                    series_cases, tdc_expect, tdc_tree_ids)
 from ci.matrix.judge import (errno_keyed_programs, failing_cases, judge, patched_only,
                              regression_kept)
 from ci.matrix.kselftests import install_kselftests, kselftest_collections
@@ -100,6 +100,14 @@ def rerun_suspects(suspects, runs, boot, pairs=RERUN_PAIRS):
     return got, problems
 
 
+def own_tdc_not_run(own_tdc, tree, tdc_ids):
+    """The series' own tc-testing ids (own_tdc) that tree has and the
+    categories run leave out ({program: ids} of tdc_expect()): a category
+    choice must never drop a case the series adds."""
+    run = set().union(*tdc_ids.values()) if tdc_ids else set()
+    return sorted((set(own_tdc) & tdc_tree_ids(tree)) - run)
+
+
 def run_matrix(kernels, outdir, bindir=CXX_BUILD, tree="", timeout=1800,
                expect=None, progs=None, churn_seconds=20, before=None, after=None,
                ksft_root=None, tdc_categories=TDC_STABLE_CATEGORIES, tdc_base_all=False,
@@ -148,6 +156,10 @@ def run_matrix(kernels, outdir, bindir=CXX_BUILD, tree="", timeout=1800,
         if tree:
             expect, tdc_ids = tdc_expect(expect, progs, tree, tdc_categories)
             required = {label: tdc_ids for label in kernels}
+            own = series_cases() if own is None else own
+            if missing := own_tdc_not_run(own[1], tree, tdc_ids):
+                raise ValueError(f"tc-testing categories {' '.join(tdc_categories)} leave out "
+                                 f"the series' own cases {' '.join(missing)}")
     # The results say which commit of the project made them
     # (ci/tests/test_results_fresh.py reads it from copies kept in Documentation/).
     write_source_stamp(outdir)

@@ -457,6 +457,33 @@ class RunMatrixTdcTest(unittest.TestCase):
             self.assertEqual(expectations.tdc_tree_ids(tmp, ("codel",)), {"82d9"})
             self.assertEqual(len(expectations.tdc_tree_ids(tmp)), 6)
 
+    def test_categories_must_hold_the_series_own_cases(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            write_tree(tmp, self.TREE)
+            ids = {"tc-testing": expectations.tdc_tree_ids(tmp, ("codel",))}
+            # d351 the tree has and codel leaves out; 0000 the tree lacks.
+            self.assertEqual(run.own_tdc_not_run({"82d9", "d351", "0000"}, tmp, ids), ["d351"])
+            self.assertEqual(run.own_tdc_not_run({"82d9", "0000"}, tmp, ids), [])
+            with self.assertRaisesRegex(ValueError, "leave out the series' own cases d351"):
+                run.run_matrix({"patched": Path(tmp) / "patched"}, Path(tmp) / "out",
+                               bindir="/nonexistent", tree=tmp, expect={}, progs=PROGS,
+                               tdc_categories=("codel",), own=(set(), {"d351"}))
+
+    def test_the_test_command_runs_the_series_own_cases(self):
+        own = expectations.series_cases()[1]
+        self.assertTrue(own)
+        # Every case the series adds is in a category the test command runs.
+        for patch in sorted((ROOT / "patches").rglob("*.patch")):
+            text = patch.read_text()
+            for case_id in own:
+                if f'"id": "{case_id}"' in text:
+                    cats = re.search(r'"id": "' + case_id + r'".*?"category": \[(.*?)\]',
+                                     text, re.S)
+                    self.assertTrue(cats, case_id)
+                    names = set(re.findall(r'"([^"]+)"', cats[1]))
+                    self.assertTrue(names & set(expectations.TDC_TEST_CATEGORIES),
+                                    f"{case_id}: {names}")
+
     PATCHED = (0, tap(ok(1, "24f9"), ok(2, "d351"), ok(3, "82d9"), ok(4, "f00d")))
 
     def base(self, ids):
