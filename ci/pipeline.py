@@ -14,6 +14,7 @@ files and refuses, by name, anything else there.
 This file is the command line and the driver (which stages, in which order,
 what each needs from which other). The stages live in one module per job:
   pipeline_common.py  paths, Stage/StageFailed/UsageError, log, sh, BuildProgress
+                      (records each kernel build: objects, time, ccache)
   pipeline_state.py   RunState: what the stages hand on, each field's producer
   pipeline_host.py    setup, userspace, host-tests (ctest, self-tests, lint)
   pipeline_tree.py    base, apply, build-base; worktree and build helpers
@@ -33,7 +34,7 @@ import time
 import traceback
 from pathlib import Path
 
-from ci.pipeline_common import (CACHE, EXTRA_FRAGMENTS, KERNEL_CONFIG, Stage, StageFailed,
+from ci.pipeline_common import (BUILDS, CACHE, EXTRA_FRAGMENTS, KERNEL_CONFIG, Stage, StageFailed,
                                 UsageError, clear_results, list_results, log)
 from ci.pipeline_state import MissingInput, RunState, missing
 from ci.pipeline_bench import BenchStages
@@ -142,7 +143,7 @@ class Pipeline(HostStages, CheckStages, SubmitStages, MailStages, BootStages, Be
                 log(f"==> {stage.name}: {stage.summary}")
                 continue
             log(f"==> {stage.name}")
-            t0 = time.monotonic()
+            t0, first_build = time.monotonic(), len(BUILDS)
             try:
                 self.check_inputs(name)
                 getattr(self, f"stage_{name}")(stage)
@@ -152,6 +153,7 @@ class Pipeline(HostStages, CheckStages, SubmitStages, MailStages, BootStages, Be
             except Exception:  # a bug in the pipeline itself is a failure too
                 stage.status, stage.summary = "fail", traceback.format_exc()
             stage.seconds = time.monotonic() - t0
+            stage.builds = BUILDS[first_build:]
             status[name] = stage.status
             log(f"<== {stage.name}: {stage.status.upper()} in {stage.seconds:.0f}s: "
                 f"{stage.summary.splitlines()[0] if stage.summary else ''}")
@@ -180,6 +182,9 @@ class Pipeline(HostStages, CheckStages, SubmitStages, MailStages, BootStages, Be
                      series_results=self.state.get("series_results", {}), left_out=left_out)
         log("")
         log(report.stage_table(self.stages))
+        if any(s.builds for s in self.stages):
+            log("")
+            log(report.build_table(self.stages))
         # A failed stage counts as a failure even when it recorded no case.
         n = report.counts([c for s in self.stages for c in s.cases], self.stages)
         log(f"results: {self.results}/summary.md, results.json, junit.xml")

@@ -192,7 +192,7 @@ class BenchStages(TreeStages):
             raise StageFailed(f"icount negative control: {err}") from err
         finally:
             git(tree, "checkout", "-q", "--", ".", error=StageFailed)
-            self.build(tree, build, "build-series", ["W=1"])
+            self.build(tree, build, "build-series", ["W=1"], row="patched (rebuilt)")
         guards = icount.judge({"base": base_runs, "patched": runs[ICOUNT_NEGATIVE_LABEL]},
                               keys=ICOUNT_PATH_GUARDS)
         write_source_stamp(out)

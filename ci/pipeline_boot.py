@@ -61,28 +61,29 @@ class BootStages(TreeStages):
     def stage_kunit(self, stage: Stage) -> None:
         tree, ws = self.state.series_tree, self.state.ws
         self.checkout(tree, self.state.tip)
-        res = uml.run(tree, ws / "series/build-kunit",
-                      log_path=self.logfile("kunit"),
-                      json_path=self.results / "kunit.json",
-                      echo=BuildProgress("kunit"))
+        with BuildProgress("UML kunit", cc_lines=False) as progress:
+            res = uml.run(tree, ws / "series/build-kunit",
+                          log_path=self.logfile("kunit"),
+                          json_path=self.results / "kunit.json", echo=progress)
         stage.cases.extend(kunit_cases("kunit", res))
         runs = [("normal", res)]
         stage.summary = f"KUnit (UML): {res.summary()}"
         # The series' suite must catch a crafted counter bug (uml.NEGATIVE_CONTROL),
         # built incrementally in the same directory.
-        caught, why = uml.negative_control(tree, ws / "series/build-kunit",
-                                           log_path=self.logfile("kunit-negative"),
-                                           echo=BuildProgress("kunit negative control"))
+        with BuildProgress("UML kunit negative control", cc_lines=False) as progress:
+            caught, why = uml.negative_control(tree, ws / "series/build-kunit",
+                                               log_path=self.logfile("kunit-negative"),
+                                               echo=progress)
         stage.cases.append(report.Case("kunit", "negative control", "pass" if caught else "fail",
                                        why))
         stage.summary += f"; negative control: {'caught' if caught else 'MISSED'}"
         # The KASAN and lockdep run is the main command's.
         if self.mode == "main":
-            dbg = uml.run(tree, ws / "series/build-kunit-debug",
-                          log_path=self.logfile("kunit-debug"),
-                          json_path=self.results / "kunit-debug.json",
-                          echo=BuildProgress("kunit (KASAN, lockdep)"),
-                          kconfig_add=uml.DEBUG_KCONFIG)
+            with BuildProgress("UML kunit (KASAN, lockdep)", cc_lines=False) as progress:
+                dbg = uml.run(tree, ws / "series/build-kunit-debug",
+                              log_path=self.logfile("kunit-debug"),
+                              json_path=self.results / "kunit-debug.json",
+                              echo=progress, kconfig_add=uml.DEBUG_KCONFIG)
             stage.cases.extend(kunit_cases("kunit-debug", dbg))
             stage.cases.append(report.Case("kunit-debug", "kernel reports",
                                            "fail" if dbg.splats else "pass",
@@ -119,7 +120,7 @@ class BootStages(TreeStages):
             log(neg.matrix)
         finally:
             # Both were built in the patched kernel's build directory.
-            self.build(tree, patched, "build-series", ["W=1"])
+            self.build(tree, patched, "build-series", ["W=1"], row="patched (rebuilt)")
         stage.cases.extend(outcome.cases + net.cases + neg.cases)
         stage.summary = (f"{outcome.summary}; {NET_KERNEL} kernel: {net.summary}; "
                          f"{NO_CALLBACK} kernel: {neg.summary}")

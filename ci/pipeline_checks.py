@@ -83,6 +83,15 @@ def find_clang() -> tuple[str | None, str]:
     return None, ", ".join(seen) or "no clang"
 
 
+def build_row(patch: patchwork.PatchReport | None, args: Sequence[str]) -> str | None:
+    """A checks build's row in the kernel builds table: the patch checked
+    and, for a C=2 run (sparse, coccicheck), the checker."""
+    if patch is None:
+        return None
+    checker = next((Path(a.split("=", 1)[1]).name for a in args if a.startswith("CHECK=")), "")
+    return f"W=1 {patch.tree} patch {patch.index}" + (f" {checker}" if checker else "")
+
+
 class CheckStages(TreeStages):
     def stage_checks(self, stage: Stage) -> None:
         tree = self.state.series_tree
@@ -90,11 +99,12 @@ class CheckStages(TreeStages):
         # Start from a build of the base (build_base's, in this directory:
         # nothing to compile after it), then walk the series.
         self.checkout(tree, self.state.base["BASE_TAG"])
-        self.build(tree, out, "build-series", ["W=1"])
+        self.build(tree, out, "build-series", ["W=1"], row="base")
         disasm = xmit.TransmitPath(out)
 
         def make(args: list[str]) -> tuple[int | None, str]:
-            return self.build(tree, out, "build-series", ["W=1", *args], check=False)
+            return self.build(tree, out, "build-series", ["W=1", *args], check=False,
+                              row=build_row(ctx.report, args))
 
         commits = [sha for _, _, sha in self.state.applied]
         sources = sorted({p for sha in commits for p in kbuild.kernel_sources(tree, sha)})
@@ -129,7 +139,7 @@ class CheckStages(TreeStages):
         self.negative_controls(stage, tree, ctx)
         # Leave the tree and its build at the tip: that is the patched kernel.
         self.checkout(tree, self.state.tip)
-        self.build(tree, out, "build-series", ["W=1"])
+        self.build(tree, out, "build-series", ["W=1"], row="patched")
         self.state.patched_kernel = out
         config_ok, config_msg = self.test_config(tree)
         stage.cases.append(report.Case("series", "test_config", "pass" if config_ok else "fail",

@@ -8,9 +8,11 @@ pipeline_bench), each a StageSet; what they hand on is the run state
 ci/pipeline.py puts them together and runs them.
 """
 
+import contextlib
 import json
 import os
 import re
+import subprocess
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -55,6 +57,7 @@ class Stage:
     summary: str = ""
     cases: list[Any] = field(default_factory=list)  # report.Case
     details: str = ""  # preformatted text for the summary, e.g. the VM matrix
+    builds: list["KernelBuild"] = field(default_factory=list)  # the kernel builds it ran
 
 
 def results_files(results: Path) -> dict[str, list[int]]:
@@ -118,9 +121,15 @@ def log(msg: object = "") -> None:
 def sh(cmd: Sequence[str | os.PathLike[str]], log_path: str | Path | None = None,
        cwd: str | Path | None = None, env: dict[str, str] | None = None, check: bool = True,
        progress: Callable[[str], object] | None = None) -> tuple[int | None, str]:
-    """Run a command, output to log_path; optional progress(line) callback."""
+    """Run a command, output to log_path; optional progress(line) callback.
+    A BuildProgress as progress records the build (BUILDS)."""
     env = {**os.environ, "PROJECT_CACHE": str(CACHE), **(env or {})}
-    done = run_tee(cmd, cwd=cwd, env=env, log_path=log_path, append=True, echo=progress)
+    recording: contextlib.AbstractContextManager[object] = contextlib.nullcontext()
+    if isinstance(progress, BuildProgress):
+        progress.ccache = progress.ccache or ccache_dir(env)
+        recording = progress
+    with recording:
+        done = run_tee(cmd, cwd=cwd, env=env, log_path=log_path, append=True, echo=progress)
     code, text = done.code, done.text
     if check and code:
         tail = "\n".join(text.strip().splitlines()[-15:])
@@ -128,16 +137,93 @@ def sh(cmd: Sequence[str | os.PathLike[str]], log_path: str | Path | None = None
     return code, text
 
 
-class BuildProgress:
-    """Print a line every N compiled objects instead of make's full output."""
+@dataclass
+class KernelBuild:
+    """One kernel build: objects are make's CC lines (with from_ccache,
+    ccache's calls, hits + misses: kunit.py prints no make output); hits
+    and misses are ccache's counters' change over the build (None: no
+    ccache counters)."""
+    label: str
+    objects: int | None
+    seconds: float
+    hits: int | None = None
+    misses: int | None = None
+    from_ccache: bool = False
 
-    def __init__(self, label: str, every: int = 250) -> None:
+
+# Every build a BuildProgress watched, in order; Pipeline.run gives each
+# stage the ones run during it (Stage.builds).
+BUILDS: list[KernelBuild] = []
+
+
+def ccache_dir(env: dict[str, str] | None = None) -> Path:
+    """The ccache directory kernel/build.sh and kunit/uml.py use under env."""
+    return Path((os.environ if env is None else env).get("CCACHE_DIR") or CACHE / "ccache")
+
+
+def parse_ccache_stats(text: str) -> dict[str, int]:
+    """ccache --print-stats: one "name<TAB>number" a line."""
+    out = {}
+    for line in text.splitlines():
+        name, _, value = line.partition("\t")
+        if value.strip().isdigit():
+            out[name.strip()] = int(value)
+    return out
+
+
+def ccache_counters(directory: str | Path) -> dict[str, int] | None:
+    """The counters of the ccache in directory, or None without ccache."""
+    try:
+        p = subprocess.run(["ccache", "--print-stats"], capture_output=True, text=True,
+                           env={**os.environ, "CCACHE_DIR": str(directory)})
+    except OSError:
+        return None
+    return parse_ccache_stats(p.stdout) if p.returncode == 0 else None
+
+
+def ccache_delta(before: dict[str, int] | None,
+                 after: dict[str, int] | None) -> tuple[int | None, int | None]:
+    """(hits, misses) between two ccache_counters(); (None, None) if either is missing."""
+    if before is None or after is None:
+        return None, None
+
+    def hits(c: dict[str, int]) -> int:
+        return c.get("direct_cache_hit", 0) + c.get("preprocessed_cache_hit", 0)
+    return hits(after) - hits(before), after.get("cache_miss", 0) - before.get("cache_miss", 0)
+
+
+class BuildProgress:
+    """Print a line every N compiled objects instead of make's full output.
+    Used as a context manager (sh() does) it records the build in BUILDS:
+    label, CC lines, seconds, ccache hits and misses. cc_lines=False: the
+    command shows no compiler lines (kunit.py), objects come from ccache."""
+
+    def __init__(self, label: str, every: int = 250, ccache: str | Path | None = None,
+                 cc_lines: bool = True) -> None:
         self.label, self.every, self.n, self.t0 = label, every, 0, time.monotonic()
+        self.ccache, self.cc_lines, self.cc = ccache, cc_lines, 0
+        self.before: dict[str, int] | None = None
 
     def __call__(self, line: str) -> None:
         if re.match(r"^\s+(CC|LD|AR|AS)\b", line):
             self.n += 1
+            self.cc += line.split()[0] == "CC"
             if self.n % self.every == 0:
                 log(f"    {self.label}: {self.n} objects, {time.monotonic() - self.t0:.0f}s")
         elif re.search(r"\berror\b|^warning: config", line):
             log(f"    {line}")
+
+    def __enter__(self) -> "BuildProgress":
+        if self.ccache is None:
+            self.ccache = ccache_dir()
+        self.before = ccache_counters(self.ccache)
+        self.t0, self.n, self.cc = time.monotonic(), 0, 0
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        seconds = time.monotonic() - self.t0
+        hits, misses = ccache_delta(self.before, ccache_counters(self.ccache or ccache_dir()))
+        objects = self.cc if self.cc_lines else (
+            None if hits is None or misses is None else hits + misses)
+        BUILDS.append(KernelBuild(self.label, objects, seconds, hits, misses,
+                                  from_ccache=not self.cc_lines))

@@ -60,13 +60,16 @@ class TreeStages(StageSet):
 
     def build(self, src: str | Path, out: str | Path, label: str, args: Sequence[str] = (),
               check: bool = True, fragments: Sequence[str | Path] | None = None,
-              arch: str = "x86_64", env: dict[str, str] | None = None) -> tuple[int | None, str]:
-        """kernel/build.sh: by default the test kernel (self.test_fragments())."""
+              arch: str = "x86_64", env: dict[str, str] | None = None,
+              row: str | None = None) -> tuple[int | None, str]:
+        """kernel/build.sh: by default the test kernel (self.test_fragments()).
+        row: the build's name in the report's kernel builds (default label)."""
         frags = fragments if fragments is not None else self.test_fragments()
         cmd = ["bash", str(ROOT / "kernel/build.sh"), str(src), str(out), arch,
                *map(str, frags), "--", *args]
         env = {"KCONFIG_UNMET": str(kconfig_tree.UNMET), **(env or {})}
-        return sh(cmd, self.logfile(label), check=check, progress=BuildProgress(label), env=env)
+        return sh(cmd, self.logfile(label), check=check, progress=BuildProgress(row or label),
+                  env=env)
 
     def test_fragments(self, extra: Sequence[Path] = tuple(EXTRA_FRAGMENTS)) -> list[Path]:
         """The test kernel's fragments (kconfig_tree), the tree's as the apply
@@ -191,7 +194,7 @@ class TreeStages(StageSet):
         once), then copied to ws/base for the vm and icount stages to boot."""
         tree = self.state.series_tree
         self.checkout(tree, self.state.base["BASE_TAG"])
-        self.build(tree, self.series_build, "build-base", ["W=1"])
+        self.build(tree, self.series_build, "build-base", ["W=1"], row="base")
         shutil.rmtree(self.base_build, ignore_errors=True)
         self.base_build.parent.mkdir(parents=True, exist_ok=True)
         sh(["cp", "-a", "--reflink=auto", str(self.series_build), str(self.base_build)],

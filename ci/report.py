@@ -49,6 +49,64 @@ def stage_table(stages):
     return "\n".join(f"{r[0]:<{w[0]}}  {r[1]:<{w[1]}}  {r[2]:>{w[2]}}  {r[3]}" for r in rows)
 
 
+def build_rows(stages):
+    """The kernel builds of stages (Stage.builds), one row per stage and
+    label in the order first run, then the total: {stage, label, builds,
+    objects, seconds, s_per_object, hits, misses, from_ccache}. A sum over
+    builds without ccache counters (None) stays None."""
+    rows = {}
+
+    def add(row, b):
+        row["builds"] += 1
+        row["seconds"] += b.seconds
+        for k in ("objects", "hits", "misses"):
+            v = getattr(b, k)
+            row[k] = None if v is None or row[k] is None else row[k] + v
+        row["from_ccache"] = row["from_ccache"] or b.from_ccache
+
+    def new(stage, label):
+        return {"stage": stage, "label": label, "builds": 0, "objects": 0, "seconds": 0.0,
+                "hits": 0, "misses": 0, "from_ccache": False}
+
+    total = new("total", "")
+    for s in stages:
+        for b in getattr(s, "builds", ()):
+            add(rows.setdefault((s.name, b.label), new(s.name, b.label)), b)
+            add(total, b)
+    out = list(rows.values()) + ([total] if rows else [])
+    for r in out:
+        r["seconds"] = round(r["seconds"], 1)
+        r["s_per_object"] = round(r["seconds"] / r["objects"], 2) if r["objects"] else None
+    return out
+
+
+def _cell(v, fmt="{}"):
+    return "-" if v is None else fmt.format(v)
+
+
+def build_cells(r):
+    """A build_rows() row as table cells (a * marks objects counted by ccache)."""
+    return (r["stage"], r["label"], str(r["builds"]),
+            _cell(r["objects"]) + ("*" if r["from_ccache"] else ""),
+            f"{r['seconds'] / 60:.1f} min", _cell(r["s_per_object"], "{:.2f}"),
+            _cell(r["hits"]), _cell(r["misses"]))
+
+
+BUILD_HEADER = ("stage", "build", "runs", "objects", "time", "s/object", "ccache hits",
+                "misses")
+BUILD_NOTE = ("objects: make's CC lines; * ccache's calls (hits + misses), as kunit.py shows "
+              "no make output. ccache: its counters' change over each build.")
+
+
+def build_table(stages):
+    """The kernel builds as a text table, for the end of the run's output."""
+    rows = [BUILD_HEADER] + [build_cells(r) for r in build_rows(stages)]
+    w = [max(len(r[i]) for r in rows) for i in range(len(BUILD_HEADER))]
+    lines = ["  ".join(f"{c:<{w[i]}}" if i < 2 else f"{c:>{w[i]}}" for i, c in enumerate(r))
+             .rstrip() for r in rows]
+    return "\n".join(lines + [BUILD_NOTE])
+
+
 def environment():
     def out(cmd):
         try:
@@ -83,6 +141,7 @@ def write(folder, mode, base, stages, patches, series_results, left_out=()):
         "source": source(folder),
         "stages": [{"name": s.name, "status": s.status, "seconds": round(s.seconds, 1),
                     "summary": s.summary} for s in stages],
+        "kernel_builds": build_rows(stages),
         "patches": [p.as_dict() for p in patches],
         "series_checks": {k: asdict(v) for k, v in series_results.items()},
         "cases": [asdict(c) for c in cases],
@@ -117,6 +176,11 @@ def markdown(data, stages, patches):
     for s in stages:
         first = s.summary.splitlines()[0] if s.summary else ""
         lines.append(f"| {s.name} | {s.status} | {s.seconds / 60:.1f} | {first} |")
+    if data.get("kernel_builds"):
+        lines += ["", "## Kernel builds", "", "| " + " | ".join(BUILD_HEADER) + " |",
+                  "|---" * len(BUILD_HEADER) + "|"]
+        lines += ["| " + " | ".join(build_cells(r)) + " |" for r in data["kernel_builds"]]
+        lines += ["", BUILD_NOTE]
     if patches:
         cols = list(patches[0].results)
         lines += ["", "## Per-patch checks", "",
