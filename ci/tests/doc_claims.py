@@ -407,6 +407,12 @@ CLAIMS = [
       "comparisons[key=S2-restore].repetitions"),
     C(PIPELINE, "test-run/cold/test.log", "(the 70.9 and {} min rows)", TOTAL),
     C(PIPELINE, "test-run/cold/test.log", "Its cold run took {} min on the same machine.", TOTAL),
+    C(RESULTS, "bench-sinks/bench.json",
+      "tx-hw-drops add up to what pktgen sent in {} of {} repetitions",
+      "sinks.records[sink=nsim,xps=False].qstats_drops_exact",
+      "sinks.records[sink=nsim,xps=False].qstats_drops_compared"),
+    C(RESULTS, "bench/bench.json", "stage runs it ({} repetitions of {} s, up to 15",
+      "environment.repetitions", "environment.seconds"),
 ]
 
 SETTING = "a setting, limit or size of the run, not a measurement"
@@ -434,20 +440,15 @@ LISTED = [
     L(RESULTS, "(about 55 min).", ESTIMATE),
     H(RESULTS, "brought its cold run back from 70.9 min", "pipeline.md's 70.9 min row (ee031c8)"),
     L(RESULTS, "(churn at 60 s, no", SETTING),
-    H(RESULTS, "| kernel | build | VM | cases | kernel reports |", "the text says of an older "
-      "program set; the runs before vm-debug/ in its history", "paragraph"),
+    L(RESULTS, "| kernel | build | VM | cases | kernel reports |", UNRECORDED, "paragraph"),
     L(RESULTS, "lib/py's 20 s command timeout", SETTING),
     L(RESULTS, "a dummy 20 s plus one second per 16 queues", SETTING),
     L(RESULTS, "repetitions of 3 s, 2", SETTING),
-    L(RESULTS, "nothing beside it, about 10 min. The table and", UNRECORDED),
-    L(RESULTS, "add up to what pktgen sent in 9 of 9 repetitions", UNRECORDED),
-    L(RESULTS, "runs of 20,000 packets per scenario and boot, about 8 min", UNRECORDED),
-    L(RESULTS, "stage runs it (7 repetitions of 3 s, up to 15", SETTING),
-    L(RESULTS, "(bench.py itself about 23 min)", UNRECORDED, "paragraph"),
-    H(RESULTS, "against 2.01M and 988 ns", "the run before it, in bench/'s history", "paragraph"),
-    H(RESULTS, "The runs before it, of the same kernel code", "bench/'s and bench-sinks/'s history",
+    L(RESULTS, "for a target still\n inconclusive", SETTING),
+    H(RESULTS, "against 2.01M and 988 ns", "the run before it, bench/ of d81abd3", "paragraph"),
+    H(RESULTS, "The runs before it, of the same kernel code", "bench/ of d81abd3 and ee76ae6, "
+      "bench-sinks/ of eb37c09 and older",
       "paragraph"),
-    L(RESULTS, "nothing beside it: 33 min (the two trees", UNRECORDED, "paragraph"),
     L(RESULTS, "(`link tx_packets +100, qdisc drops +0`", NOT_MEASURED),
 
     # Documentation/design.md

@@ -312,6 +312,19 @@ class KeyTest(unittest.TestCase):
             with self.assertRaises(KeyError):
                 record_value(tmp, "r.json", "rows[s=a].m")
 
+    def test_measured_forms(self):
+        # What the audit found unchecked must read as measured.
+        from ci.tests.doc_claims import MEASURED
+        text = ("in 55 s of wall time, 83 s of CPU; 2.1 min; (1342 cases); 2294 passed; "
+                "1.45x; B/A 1.0038; +7.9; 1829.8; build-base 16.5, checks 12.2;\n"
+                "  and deleted                              3607         2496\n")
+        found = sorted({text[slice(*m.span("n"))] for pat in MEASURED for m in pat.finditer(text)})
+        self.assertEqual(found, sorted(["55", "83", "2.1", "1342", "2294", "1.45", "1.0038",
+                                        "+7.9", "1829.8", "16.5", "12.2", "3607", "2496"]))
+        # Versions and commands are not.
+        self.assertFalse([m for pat in MEASURED for m in pat.finditer(
+            "stable apply 6.1 6.12; linux-source-7.3 7.3.4-1; 198.18.0.1")])
+
     def test_rounding(self):
         self.assertTrue(agrees("1829.8", 1829.85))
         self.assertTrue(agrees("+7.9", 7.9))
