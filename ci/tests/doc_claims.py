@@ -413,11 +413,14 @@ CLAIMS = [
       "sinks.records[sink=nsim,xps=False].qstats_drops_compared"),
     C(RESULTS, "bench/bench.json", "stage runs it ({} repetitions of {} s, up to 15",
       "environment.repetitions", "environment.seconds"),
+    C(DESIGN, "vm-kcsan/patched-console.log", "(KCSAN, its boot selftest {}/{} passed, DEBUG_NET)",
+      r"/kcsan: selftest: (\d+)/\d+ tests passed/", r"/kcsan: selftest: \d+/(\d+) tests passed/"),
 ]
 
 SETTING = "a setting, limit or size of the run, not a measurement"
 ESTIMATE = "an estimate of how long a rerun takes"
 NOT_MEASURED = "no measured quantity (a version, an error's text, a definition's count)"
+TREE_COUNT = "a count of the kernel tree's tdc cases in those categories, not of a run"
 UNRECORDED = "measured once, no record kept: to be rerun into a record or dropped"
 
 
@@ -456,7 +459,7 @@ LISTED = [
     L(DESIGN, "it out of line, 4.3 instructions more per packet on every dummy", UNRECORDED,
       "paragraph"),
     L(DESIGN, "pass and 8 skip on the patched kernel in 10 min.", UNRECORDED, "paragraph"),
-    L(DESIGN, "its boot selftest 3/3 passed, DEBUG_NET) ran", UNRECORDED, "paragraph"),
+    L(DESIGN, "`churn` for 60 s, the dummy", SETTING),
     L(DESIGN, "at most every 250 ms (autorate)", SETTING),
     L(DESIGN, "net and drivers/net install in 1 to 2 s on 2 cores", UNRECORDED, "paragraph"),
     H(DESIGN, "The bound was 1.5x, set from the first runs' medians", "bench/'s history "
@@ -487,8 +490,8 @@ LISTED = [
     L(PIPELINE, "fewer than 3 repetitions paired", SETTING),
     L(PIPELINE, "stub is pinned for up to 50 ms before that", UNRECORDED),
     H(PIPELINE, "the run of 234a67f before it: 1091", "the run of 234a67f", "paragraph"),
-    L(PIPELINE, "`TDC_TEST_CATEGORIES`: 130 cases, the series' own among them;", UNRECORDED),
-    L(PIPELINE, "Before dce8917 it ran `codel fq_codel sfq cake` (91 cases)", UNRECORDED),
+    L(PIPELINE, "`TDC_TEST_CATEGORIES`: 130 cases, the series' own among them;", TREE_COUNT),
+    L(PIPELINE, "Before dce8917 it ran `codel fq_codel sfq cake` (91 cases)", TREE_COUNT),
     L(PIPELINE, "also `pfifo_fast fifo mq cake_mq` (153 cases, 537 s", UNRECORDED),
     L(PIPELINE, "How tdc runs (`selftests/tc-testing.sh`), measured on the patched kernel",
       UNRECORDED, "paragraph"),
