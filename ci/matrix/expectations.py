@@ -65,8 +65,9 @@ def programs(path=PROGRAMS_TXT):
 # the host's iproute2, measured so). The test command's: the qdiscs the
 # series changes (130 cases, the series' own among them, which run_matrix()
 # checks). A filter add on any other qdisc only reads its flags
-# (cls_api.c); the qdisc and filter categories (755 cases, 9.4 min of the
-# patched VM) and the rest run in the main command, judged the same way.
+# (cls_api.c); the qdisc and filter categories (755 cases, 566 s of the
+# patched VM in Documentation/results/test-run/) and the rest run in the
+# main command, judged the same way.
 TDC_TEST_CATEGORIES = ("pfifo_fast", "fifo", "codel", "fq_codel", "sfq", "mq", "cake")
 TDC_ALL = ("all",)
 TDC_STABLE_CATEGORIES = ("pfifo_fast", "fifo", "codel", "fq_codel", "sfq", "mq")

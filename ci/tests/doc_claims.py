@@ -270,6 +270,11 @@ CLAIMS = [
       "- 6.1: {} cases x 2 kernels,", r"/^stable 6.1: (\d+) case/"),
     C(RESULTS, "stable/6.12-matrix.txt",
       "6.12: {} x 2, all as expected.", r"/^stable 6.12: (\d+) case/"),
+    # The test command's tc-testing categories, and what the qdisc and filter ones cost.
+    C(PIPELINE, "test-run/test.log",
+      "with them tc-testing took {} s of the patched VM", TDC_SECONDS_PATCHED),
+    C(PIPELINE, "test-run/test.log",
+      "tc-testing took {} s of the patched VM in `test-run/`): a filter", TDC_SECONDS_PATCHED),
     # Documentation/pipeline.md "Measured times": the rows of the current records.
     C(PIPELINE, "test-run/cold/test.log",
       "the same machine right after the run above | **{} min**:",
