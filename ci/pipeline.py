@@ -60,6 +60,7 @@ class Pipeline(HostStages, CheckStages, SubmitStages, MailStages, BootStages, Be
         self.results = Path(results)
         self.kernel_src = os.environ.get("KERNEL_SRC")
         self.stages = []
+        self.plan = self.PLAN[mode]  # the stages run() runs
         self.state = RunState()
 
     PLAN = {
@@ -130,7 +131,7 @@ class Pipeline(HostStages, CheckStages, SubmitStages, MailStages, BootStages, Be
         return [n for n in plan if n in names]
 
     def run(self, only=None):
-        plan = self.select(self.mode, only)
+        plan = self.plan = self.select(self.mode, only)
         status = {}
         for name in plan:
             stage = Stage(name.replace("_", "-"))
@@ -232,7 +233,7 @@ def main(argv=None):
     try:
         (results / "logs").mkdir()
         # Before any stage: the commit (and local changes) the results are of.
-        write_source_stamp(results)
+        write_source_stamp(results, stages=Pipeline.select(args.mode, args.only))
         return Pipeline(args.mode, results).run(args.only)
     finally:
         list_results(results)  # what the next run may clear

@@ -112,7 +112,7 @@ class BenchStages(TreeStages):
         out = self.results / "icount"
         tree, tip, patched = self.state.series_tree, self.state.tip, self.state.patched_kernel
         self.checkout(tree, tip)
-        kernels, modules = {"base": (self.state.base_kernel, None)}, {}
+        kernels, modules, sources = {"base": (self.state.base_kernel, None)}, {}, {}
         try:
             # The designs not chosen always: the counters guard's negative controls;
             # the series' own dummy.c built the same way in the main command.
@@ -125,12 +125,13 @@ class BenchStages(TreeStages):
                 kernels[label] = (patched, str(ko))
                 modules[label] = icount.module_note("the series", tip, patch and
                                                     patch.relative_to(ROOT))
+                sources[label] = icount.module_source(tree, tip, patch)
             kernels["patched"] = (patched, None)
             scenarios = list(icount.SCENARIOS) if full else icount.guard_scenarios()
             boots = ICOUNT_BOOTS
             t0 = time.monotonic()
             data = icount.run(kernels, out, reps=ICOUNT_REPS, boots=boots, scenarios=scenarios,
-                              modules=modules)
+                              modules=modules, sources=sources, stages=self.made_by("icount"))
         except RuntimeError as err:
             raise StageFailed(f"icount: {err}") from err
         log(f"  icount: {len(kernels)} kernels x {boots} boot(s) x {len(scenarios)} scenarios "
@@ -195,7 +196,7 @@ class BenchStages(TreeStages):
             self.build(tree, build, "build-series", ["W=1"], row="patched (rebuilt)")
         guards = icount.judge({"base": base_runs, "patched": runs[ICOUNT_NEGATIVE_LABEL]},
                               keys=ICOUNT_PATH_GUARDS)
-        write_source_stamp(out)
+        write_source_stamp(out, stages=self.made_by("icount"))
         (out / "negative.json").write_text(json.dumps(
             {"patch": ICOUNT_NEGATIVE.name, "guards": guards, "runs": runs}, indent=2) + "\n")
         return negative_caught(guards)
@@ -237,7 +238,8 @@ class BenchStages(TreeStages):
             scenarios=bench.SCENARIOS,
             base_desc=f"{base.get('BASE_PACKAGE')} {base.get('BASE_VERSION')}",
             devcost=True, pin_vcpus=os.environ.get("BENCH_PIN_VCPUS") == "1",
-            icount=icount_json if icount_json.is_file() else None)
+            icount=icount_json if icount_json.is_file() else None,
+            stages=self.made_by("bench"))
         log(f"  {args.repetitions} repetitions x {len(args.scenarios)} scenarios x "
             f"{len(kernels)} kernels")
         data, _, errors = bench.run(args)

@@ -111,7 +111,7 @@ class BootStages(TreeStages):
             tdc_categories=expectations.TDC_ALL if whole else expectations.TDC_TEST_CATEGORIES,
             tdc_base_all=whole, controls_on_base=whole, iproute2=iproute2,
             timeout=VM_TIMEOUT["main" if whole else "test"],
-            tdc_timeout=TDC_TIMEOUT["main" if whole else "test"])
+            tdc_timeout=TDC_TIMEOUT["main" if whole else "test"], stages=self.made_by("vm"))
         log(outcome.matrix)
         try:
             net = self.run_net_kernel(iproute2)
@@ -152,7 +152,8 @@ class BootStages(TreeStages):
             self.checkout(tree, self.state.tip)
         return run.run_matrix({NET_KERNEL: out}, self.results / f"vm-{NET_KERNEL}",
                               bindir=self.state.programs, tree=tree, progs=NET_PROGS,
-                              tdc_listed=(NET_KERNEL,), iproute2=iproute2)
+                              tdc_listed=(NET_KERNEL,), iproute2=iproute2,
+                              stages=self.made_by("vm"))
 
     def run_no_callback_kernel(self) -> "judge.MatrixVerdict":
         """tc_new_tfilter()'s locked clear is the safety net for a qdisc that
@@ -167,7 +168,7 @@ class BootStages(TreeStages):
             self.build(tree, out, f"build-{NO_CALLBACK}", ["W=1"])
             return run.run_matrix({NO_CALLBACK: out}, self.results / f"vm-{NO_CALLBACK}",
                                   bindir=self.state.programs, tree=tree,
-                                  progs=NO_CALLBACK_PROGS)
+                                  progs=NO_CALLBACK_PROGS, stages=self.made_by("vm"))
         finally:
             git(tree, "checkout", "-q", "--", ".", error=StageFailed)
 
@@ -199,7 +200,8 @@ class BootStages(TreeStages):
                 before=(lambda shared_dir:
                         f"bash {ROOT}/selftests/fault-inject.sh {shared_dir} {bindir}")
                 if faults else None,
-                after=lambda shared_dir: f"bash {ROOT}/selftests/instruments.sh {shared_dir}")
+                after=lambda shared_dir: f"bash {ROOT}/selftests/instruments.sh {shared_dir}",
+                stages=self.made_by("vm_debug"))
             stage.cases.extend(dataclasses.replace(c, suite=f"{cfg}.{c.suite}") for c in res.cases)
             shared_dir = outdir / "patched"
             inst = debug_checks.instrument_cases(cfg, shared_dir, outdir / "patched-console.log")

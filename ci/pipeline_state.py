@@ -12,7 +12,7 @@ base of the stage classes, lives here with the state it reads."""
 
 from dataclasses import dataclass, field, fields
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from ci.pipeline_common import WS, StageFailed
 
@@ -98,6 +98,20 @@ class StageSet:
     results: Path
     kernel_src: str | None
     state: RunState
+    plan: list[str]  # the stages this run runs
+    NEEDS: ClassVar[dict[str, dict[str, tuple[str, ...]]]]
+
+    def made_by(self, name: str) -> list[str]:
+        """The stages of this run that make stage name's record, as its
+        source stamp names them (common/record_inputs.py): name, the stages
+        it needs at any depth and setup (the tools every stage runs)."""
+        made, todo = {"setup", name}, [name]
+        while todo:
+            for need in self.NEEDS.get(todo.pop(), {}):
+                if need not in made:
+                    made.add(need)
+                    todo.append(need)
+        return [n for n in self.plan if n in made]
 
     def logfile(self, name: str) -> Path:
         return self.results / "logs" / f"{name}.log"

@@ -69,7 +69,7 @@ class SubmitStages(TreeStages):
         if failed:
             raise StageFailed(f"b4: {failed}")
         # The project commit the report comes from (ci/tests/test_results_fresh.py).
-        write_source_stamp(self.results / "b4")
+        write_source_stamp(self.results / "b4", stages=self.made_by("submission"))
         taken = (f" ({', '.join(prerequisites)} taken as merged: the series building on it "
                  "go through b4 as they will be posted)" if prerequisites else "")
         stage.summary = (f"{len(jobs)} series through b4 prep/check/send -o; mbox round trip "

@@ -77,7 +77,7 @@ def build_and_boot(t: stable.Tree, info: dict[str, str], ws: Path, results: str 
         builds[label] = out
     # The tree's own selftests (run as @TREE@) are those of the stable tree.
     return run.run_matrix(builds, Path(results) / "vm", bindir=bindir, tree=src,
-                          expect=expect, progs=progs)
+                          expect=expect, progs=progs, stages=["ci.stable_vm"])
 
 
 @series.reports_errors

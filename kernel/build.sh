@@ -80,4 +80,8 @@ if [ "$(cat "$out/.config.fragments" 2>/dev/null)" != "$stamp" ] || [ ! -f "$out
 	echo "$stamp" > "$out/.config.fragments"
 fi
 log "building $(git -C "$src" describe --always --tags 2>/dev/null || echo "$src") in $out (make -j$jobs $*)"
+# The tree commit built (common/stamp.py build_source), written once the
+# build succeeded: a failed or interrupted build leaves none.
+rm -f "$out/build-source.json"
 "${mk[@]}" "$@"
+PYTHONPATH="$here/..${PYTHONPATH:+:$PYTHONPATH}" python3 -m common.stamp build-source "$src" "$out"

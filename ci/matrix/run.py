@@ -112,14 +112,15 @@ def run_matrix(kernels, outdir, bindir=CXX_BUILD, tree="", timeout=1800,
                expect=None, progs=None, churn_seconds=20, before=None, after=None,
                ksft_root=None, tdc_categories=TDC_STABLE_CATEGORIES, tdc_base_all=False,
                iproute2=None, tdc_timeout=900, tdc_listed=(), controls_on_base=True,
-               own=None):
+               own=None, stages=None):
     """kernels: {label: build_dir}. Boots each, runs the programs and judges
     them (expect, progs: expectations.json and programs.txt unless given).
     With kselftest programs among them, the tree's selftests are installed
     first (install_kselftests(), under ksft_root, by default the cache's
     kselftest/<outdir's name>).
     The VM's runner gets SELFTEST_KERNEL (selftest_kernel()) for its
-    programs. before, after: functions of a kernel's results directory giving a shell
+    programs. stages: what made the record, for its source stamp
+    (common/record_inputs.py). before, after: functions of a kernel's results directory giving a shell
     command the VM runs before and after the programs (the debug kernels'
     fault injection and instrument dump); the VM's exit status stays
     run-in-vm.sh's. Returns an MatrixVerdict with cases and matrix.
@@ -162,7 +163,7 @@ def run_matrix(kernels, outdir, bindir=CXX_BUILD, tree="", timeout=1800,
                                  f"the series' own cases {' '.join(missing)}")
     # The results say which commit of the project made them
     # (ci/tests/test_results_fresh.py reads it from copies kept in Documentation/).
-    write_source_stamp(outdir)
+    write_source_stamp(outdir, stages=stages)
     order = list(kernels)
     if ((tdc_env and not tdc_base_all) or not controls_on_base) and \
             "base" in kernels and "patched" in kernels:

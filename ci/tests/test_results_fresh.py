@@ -3,19 +3,24 @@
 A results directory is stamped when it holds a bench.json with
 environment.source, or a source.json, as common/stamp.py source_stamp()
 writes them: the project commit, whether the tree had local
-changes, and the sha256 of patches/. A stamped directory is fresh when
+changes, the sha256 of patches/ and the stages that made the record. A
+stamped directory is fresh when
 
 - its stamp is clean and its commit is in the history;
 - its patches sha256 is the digest of patches/ at that commit (else the run
   was not of that commit's patches);
-- none of its inputs (INPUTS) changed from that commit to the work tree
-  (for results of the kernel alone, KERNEL_ONLY, a patch that touches only
-  tools/testing/selftests/, before and after, is no input).
+- none of its inputs changed from that commit to the work tree: the inputs
+  of every stage it names (common/record_inputs.py STAGES, each with the
+  modules that run it and every module they import; for a stage of the
+  kernels alone a patch that touches only tools/testing/selftests/, before
+  and after, is no input);
+- every record it embeds is fresh by its own stamp (bench.json's icount
+  rows, from tools/bench/icount.py's icount.json).
 
 Every other results file, and one whose stamp is not fresh, must be listed
 under "## Stale" in Documentation/results/README.md; a listed path must
-exist. The cover letters (0000-cover-letter.patch) quote results and build
-nothing: they are no input.
+exist. The cover letters quote results: they are an input only of the
+stages that send them (the b4 record's mbox files hold them).
 """
 
 import ast
@@ -29,60 +34,40 @@ import unittest
 from pathlib import Path, PurePosixPath
 
 from common.paths import ROOT
+from common.record_inputs import STAGES
 
 RESULTS = "Documentation/results"
-COVER = ":(exclude)patches/**/0000-cover-letter.patch"
-# The kernel a run builds: the pinned base, how it is fetched, configured
-# and built. The stable trees' pins are the stable run's alone.
-KERNEL = ["kernel", ":(exclude)kernel/stable", ":(exclude)kernel/known-commits.txt"]
-# The benchmark's tests (tools/bench/tests/) make no record.
-BENCH_CODE = ["tools/bench", ":(exclude)tools/bench/tests"]
-# The UML benchmark; icount.py and its guest drive the x86 kernels instead.
-BENCH = ["patches", *BENCH_CODE, ":(exclude)tools/bench/icount.py",
-         ":(exclude)tools/bench/icount-guest.sh", ":(exclude)tools/bench/README.md", *KERNEL]
-VM = ["patches", "selftests", "lib", *KERNEL]
-STABLE = ["patches", "selftests", "lib", "kernel", ":(exclude)kernel/known-commits.txt"]
-# What the results of each directory of Documentation/results/ depend on
-# ("" for the files at its top: the test command's record, which is of
-# everything): paths, and the Python modules that made and judged them
-# (MODULES) with every project module they import.
-INPUTS = {
-    "bench": BENCH,
+# The stages of a stamp that names none (written before stamps named their
+# stages): those of the command Documentation/results/README.md gives for
+# its directory.
+DEFAULT_STAGES = {
+    "bench": ["tools.bench.bench"],
     # The counter designs of the dummy series: the UML benchmark's design cases
-    # alone (tools/bench/bench.py --scenarios), and instruction counts of the
-    # x86 test kernels under QEMU icount (tools/bench/icount.py).
-    "bench-design": BENCH,
+    # alone (tools/bench/bench.py --scenarios), with the instruction counts of
+    # icount/ embedded (judged by their own stamp).
+    "bench-design": ["tools.bench.bench"],
     # The sink scenarios and the design cases in one run of the same command.
-    "bench-sinks": BENCH,
-    "icount": ["patches", *BENCH_CODE, "kernel"],
+    "bench-sinks": ["tools.bench.bench"],
+    "icount": ["tools.bench.icount"],
     # The dummy series' counter designs as modules of each design's dummy.c
     # on the base kernel (tools/bench/icount.py --dummy-module).
-    "icount-designs": ["patches", *BENCH_CODE, "kernel"],
-    "vm-debug": VM, "vm-kcsan": VM,
-    # The main command's vm stage: the whole tc-testing suite on both
-    # kernels, with the iproute2 setup-host.sh unpacks.
-    "main-vm": [*VM, "ci/setup-host.sh", "ci/lib/iproute2.version"],
-    "stable": STABLE,
-    "b4": ["patches", "kernel/base.env", "kernel/fetch-base.sh", "kernel/import-base.sh"],
-    # The test command's record (ci/pipeline.py stamps its results): of
-    # everything but the documentation, as the stamp's "dirty" is.
-    # README.md quotes the record's numbers (test_doc_numbers.py checks them).
-    "test-run": [".", ":(exclude)Documentation", ":(exclude)README.md"],
-    "": ["."],
+    "icount-designs": ["tools.bench.icount"],
+    # ./ci/main.sh --only setup base apply userspace checks vm-debug
+    "vm-debug": ["setup", "base", "apply", "userspace", "checks", "vm_debug"],
+    "vm-kcsan": ["setup", "base", "apply", "userspace", "checks", "vm_debug"],
+    # ./ci/main.sh --only setup base apply userspace build-base checks vm
+    "main-vm": ["setup", "base", "apply", "userspace", "build_base", "checks", "vm"],
+    "stable": ["ci.stable_vm"],
+    # The test command's submission stage.
+    "b4": ["setup", "base", "apply", "submission"],
+    # The test command: every stage, host-tests of everything.
+    "test-run": ["setup", "base", "apply", "userspace", "host_tests", "build_base", "checks",
+                 "submission", "kunit", "vm", "icount"],
 }
-MODULES = {
-    "bench": ["ci/pipeline_bench.py", "tools/bench/bench.py"],
-    "bench-design": ["ci/pipeline_bench.py", "tools/bench/bench.py"],
-    "bench-sinks": ["ci/pipeline_bench.py", "tools/bench/bench.py"],
-    "icount": ["tools/bench/icount.py", "ci/pipeline_tree.py"],
-    "vm-debug": ["ci/pipeline_boot.py"], "vm-kcsan": ["ci/pipeline_boot.py"],
-    "main-vm": ["ci/pipeline_boot.py"],
-    "stable": ["ci/stable_vm.py", "tools/series/stable.py"],
-    "b4": ["ci/pipeline_submit.py", "tools/series/b4flow.py"],
-}
-# Made from the kernels alone: the benchmark builds the base and patched
-# trees and runs tools/bench, no selftest of the series.
-KERNEL_ONLY = {"bench", "bench-design", "bench-sinks", "icount"}
+# Records embedded in a record's file: (file, keys to the embedded record's
+# stamp, what it is, the stages of a stamp that names none).
+EMBEDDED = [("bench.json", ("icount", "environment", "source"), "icount rows",
+             ["tools.bench.icount"])]
 SELFTESTS = "tools/testing/selftests/"
 
 
@@ -139,9 +124,22 @@ def selftests_only(root, commit, name):
     return bool(paths) and all(p.startswith(SELFTESTS) for p in paths)
 
 
-def stamp_problem(root, stamp, inputs, kernel_only=False):
-    """Why a stamped directory is not fresh; "" if it is. With kernel_only,
-    patches that touch only the selftests are no input."""
+def changed_inputs(root, commit, stage):
+    """The inputs of stage (common/record_inputs.py) that changed from
+    commit to the work tree, untracked ones included."""
+    inputs = STAGES[stage]
+    spec = [*inputs.paths, *module_closure(root, inputs.modules)]
+    changed = git(root, "diff", "--name-only", commit, "--", *spec).stdout.split()
+    changed += git(root, "ls-files", "--others", "--exclude-standard", "--",
+                   *spec).stdout.split()
+    if inputs.kernel_only:
+        changed = [n for n in changed
+                   if not (n.startswith("patches/") and selftests_only(root, commit, n))]
+    return changed
+
+
+def stamp_problem(root, stamp, stages):
+    """Why a stamped record made by stages is not fresh; "" if it is."""
     commit = stamp.get("commit", "")
     if stamp.get("dirty", True):
         return f"stamped from a tree with local changes at {commit[:12]}"
@@ -149,12 +147,9 @@ def stamp_problem(root, stamp, inputs, kernel_only=False):
         return f"stamp commit {commit[:12] or '(none)'} is not in the history"
     if stamp.get("patches_sha256") != patches_digest_at(root, commit):
         return f"patches sha256 of the stamp is not that of patches/ at {commit[:12]}"
-    changed = git(root, "diff", "--name-only", commit, "--", *inputs, COVER).stdout.split()
-    changed += git(root, "ls-files", "--others", "--exclude-standard", "--", *inputs,
-                   COVER).stdout.split()
-    if kernel_only:
-        changed = [n for n in changed
-                   if not (n.startswith("patches/") and selftests_only(root, commit, n))]
+    if unknown := [s for s in stages if s not in STAGES]:
+        return f"its stamp names stages of no known inputs: {', '.join(unknown)}"
+    changed = sorted({n for s in stages for n in changed_inputs(root, commit, s)})
     if changed:
         shown = ", ".join(changed[:3]) + (f" and {len(changed) - 3} more" if len(changed) > 3
                                           else "")
@@ -184,8 +179,28 @@ def module_closure(root, files):
     return sorted(seen)
 
 
-def inputs_of(root, top):
-    return INPUTS[top] + module_closure(root, MODULES.get(top, []))
+def stages_of(stamp, default):
+    """The stages a stamp names; default for a stamp older than the field."""
+    return stamp["stages"] if isinstance(stamp.get("stages"), list) else default
+
+
+def embedded_problem(root, directory):
+    """Why a record embedded in directory's files is not fresh by its own
+    stamp; "" if none is stale."""
+    for name, keys, what, default in EMBEDDED:
+        f = directory / name
+        if not f.is_file():
+            continue
+        stamp = json.loads(f.read_text())
+        for key in keys:
+            stamp = stamp.get(key) if isinstance(stamp, dict) else None
+        if stamp is None:
+            continue
+        why = ("no source stamp" if not isinstance(stamp, dict) or "commit" not in stamp
+               else stamp_problem(root, stamp, stages_of(stamp, default)))
+        if why:
+            return f"its embedded {what}' stamp: {why}"
+    return ""
 
 
 PROJECT_LINE = re.compile(r"^Project: `(\w+)`.*patches/ sha256 `(\w+)`", re.M)
@@ -231,14 +246,15 @@ def results_problems(root=ROOT):
         if not f.is_file() or rel == "README.md" or is_listed(rel):
             continue
         top = rel.split("/", 1)[0] if "/" in rel else ""
-        if top not in INPUTS:
-            problems.append(f"{rel}: no inputs defined for results directory {top!r}")
-            continue
         stamp, where = nearest_stamp(base, rel)
+        if stamp is not None and "stages" not in stamp and top not in DEFAULT_STAGES:
+            problems.append(f"{rel}: its stamp names no stages and results directory "
+                            f"{top!r} has no default (DEFAULT_STAGES)")
+            continue
         if where not in verdicts:
             verdicts[where] = ("no source stamp" if stamp is None else
-                               stamp_problem(root, stamp, inputs_of(root, top),
-                                             top in KERNEL_ONLY))
+                               stamp_problem(root, stamp, stages_of(stamp, DEFAULT_STAGES.get(
+                                   top, []))) or embedded_problem(root, base / where))
         why = verdicts[where] or (stamp and project_line_problem(f, stamp))
         if why:
             problems.append(f"{rel}: {why}, and README.md does not list it as stale")
@@ -295,18 +311,37 @@ class ResultsFreshTest(unittest.TestCase):
                                "ci/setup-host.sh", "ci/lib/iproute2.version"],
                    "stable": ["ci/stable_vm.py", *matrix,
                               "tools/series/stable.py", "kernel/stable/6.1.env"]}
+        made_by["main-vm"] += ["CMakeLists.txt", "ci/pipeline_host.py", "ci/pipeline_checks.py",
+                               "ci/pipeline.py", "ci/lib/common.sh"]
         made_by["bench-design"] = made_by["bench-sinks"] = made_by["bench"]
         made_by["vm-kcsan"] = made_by["vm-debug"]
+        made_by["b4"] = ["patches/net-next/dummy-mq/0000-cover-letter.patch",
+                         "tools/series/b4flow.py", "ci/pipeline_submit.py"]
         for top, paths in made_by.items():
-            covered = git(ROOT, "ls-files", "--", *inputs_of(ROOT, top)).stdout.split()
             with self.subTest(top=top):
-                self.assertEqual([p for p in kernel + paths if p not in covered], [])
-        covered = git(ROOT, "ls-files", "--", *inputs_of(ROOT, "bench")).stdout.split()
-        self.assertNotIn("kernel/stable/6.1.env", covered)
+                needed = paths if top == "b4" else kernel + paths  # b4 builds no kernel
+                inputs = covered(ROOT, DEFAULT_STAGES[top])
+                self.assertEqual([p for p in needed if p not in inputs], [])
+        bench = covered(ROOT, DEFAULT_STAGES["bench"])
+        self.assertNotIn("kernel/stable/6.1.env", bench)
+        self.assertNotIn("patches/net-next/dummy-mq/0000-cover-letter.patch", bench)
 
-    def test_every_directory_has_its_inputs(self):
+    def test_every_stage_has_its_inputs(self):
+        from ci.pipeline import Pipeline
+        stages = {n for plan in Pipeline.PLAN.values() for n in plan}
+        stages |= {n for names in DEFAULT_STAGES.values() for n in names}
+        stages |= {d for _, _, _, names in EMBEDDED for d in names}
+        self.assertEqual(stages - set(STAGES), set())
+
+    def test_every_directory_has_its_stages(self):
         dirs = {p.name for p in (ROOT / RESULTS).iterdir() if p.is_dir()}
-        self.assertEqual(dirs - set(INPUTS), set())
+        self.assertEqual(dirs - set(DEFAULT_STAGES), set())
+
+
+def covered(root, stages):
+    """The files of root that are inputs of any of stages."""
+    return {f for s in stages for f in git(root, "ls-files", "--", *STAGES[s].paths, *module_closure(
+        root, STAGES[s].modules)).stdout.split()}
 
 
 class CraftedResultsTest(unittest.TestCase):
@@ -531,6 +566,75 @@ class CraftedResultsTest(unittest.TestCase):
         self.write(f"{RESULTS}/README.md", "## Stale\n\n- `test-run.md`, `vm-debug/`: old\n")
         self.assertEqual(results_problems(self.root),
                          ["vm-debug/: listed as stale but not there"])
+
+    def stamp_now(self, **more):
+        """A stamp of HEAD, with more fields (stages)."""
+        return {"commit": git(self.root, "rev-parse", "HEAD").stdout.strip(), "dirty": False,
+                "patches_sha256": patches_digest_at(self.root, "HEAD"), **more}
+
+    def test_cover_letter_is_an_input_of_the_b4_record(self):
+        # The b4 record's mbox files hold the cover letters: an edited one is
+        # not what was sent. The other records build nothing from them.
+        # A stamp that names no stages (older than the field) is of its
+        # directory's command: the test command's submission stage.
+        for stamp in (self.stamp_now(stages=["setup", "base", "apply", "submission"]),
+                      self.stamp_now()):
+            with self.subTest(stamp=stamp):
+                git(self.root, "checkout", "-q", "--", ".")
+                self.write(f"{RESULTS}/b4/source.json", json.dumps(stamp))
+                self.write(f"{RESULTS}/b4/net/v1.mbox", "Subject: [PATCH 0/1] cover\n")
+                self.commit("b4 record")
+                self.assertEqual(results_problems(self.root), [])
+                self.write("patches/net-next/dummy/0000-cover-letter.patch", "cover, edited\n")
+                self.assertEqual(self.stale_tops(), ["b4"])
+                self.assertIn("patches/net-next/dummy/0000-cover-letter.patch",
+                              results_problems(self.root)[0])
+
+    def test_inputs_are_every_stage_the_record_ran(self):
+        # main-vm: ./ci/main.sh --only setup base apply userspace build-base checks vm
+        for rel in ("CMakeLists.txt", "ci/pipeline_host.py", "ci/pipeline_checks.py",
+                    "ci/pipeline_boot.py", "ci/pipeline.py"):
+            self.write(rel, "# one\n")
+        self.commit("stages")
+        ran = ["setup", "base", "apply", "userspace", "build_base", "checks", "vm"]
+        self.write(f"{RESULTS}/main-vm/source.json", json.dumps(self.stamp_now(stages=ran)))
+        # A stamp that names no stages: those of its directory's command.
+        self.write(f"{RESULTS}/vm-kcsan/source.json", json.dumps(self.stamp_now()))
+        self.write(f"{RESULTS}/b4/source.json",
+                   json.dumps(self.stamp_now(stages=["setup", "base", "apply", "submission"])))
+        self.commit("results")
+        self.assertEqual(results_problems(self.root), [])
+        for rel, stale in (("CMakeLists.txt", ["main-vm", "vm-kcsan"]),
+                           ("ci/pipeline_host.py", ["b4", "main-vm", "vm-kcsan"]),
+                           ("ci/pipeline_checks.py", ["main-vm", "vm-kcsan"]),
+                           ("selftests/programs.txt", ["main-vm", "vm-kcsan"])):
+            with self.subTest(rel=rel):
+                git(self.root, "checkout", "-q", "--", ".")
+                self.write(rel, "# two\n")
+                self.assertEqual(self.stale_tops(), stale)
+
+    def test_embedded_icount_rows_are_judged_by_their_own_stamp(self):
+        # bench.py --icount shows icount.json's rows with its environment
+        # (and stamp): rows of older code make the record stale.
+        self.write("tools/bench/icount.py", "rows = 1\n")
+        self.commit("icount")
+        icount = {"environment": {"source": self.stamp_now(stages=["tools.bench.icount"])},
+                  "rows": []}
+        bench = {"environment": {"source": self.stamp_now(stages=["tools.bench.bench"])},
+                 "icount": icount}
+        self.write(f"{RESULTS}/bench-design/bench.json", json.dumps(bench))
+        self.commit("bench")
+        self.assertEqual(results_problems(self.root), [])
+        self.write("tools/bench/icount.py", "rows = 2\n")
+        self.assertEqual(results_problems(self.root), [
+            "bench-design/bench.json: its embedded icount rows' stamp: its inputs changed since "
+            f"{icount['environment']['source']['commit'][:12]}: tools/bench/icount.py, and "
+            "README.md does not list it as stale"])
+        git(self.root, "checkout", "-q", "--", ".")
+        icount["environment"]["source"]["commit"] = "f" * 40
+        self.write(f"{RESULTS}/bench-design/bench.json", json.dumps(bench))
+        self.assertIn("its embedded icount rows' stamp: stamp commit ffffffffffff is not in "
+                      "the history", results_problems(self.root)[0])
 
     def test_stale_stamp_listed_is_accepted(self):
         self.write("tools/bench/bench.py", "print(2)\n")

@@ -17,7 +17,7 @@ import time
 from pathlib import Path
 
 from common.paths import ROOT
-from common.stamp import source_stamp
+from common.stamp import build_source, source_stamp
 from tools.bench.bench_config import KERNELS, scenarios_for
 from tools.bench.bench_pinning import Pinner
 from tools.bench.bench_sinks import read_records
@@ -161,5 +161,10 @@ def environment(args, base_desc):
             "base": base_desc, "repetitions": args.repetitions, "seconds": args.seconds,
             "base_kernel": str(args.base_kernel), "patched_kernel": str(args.patched_kernel),
             "lock_kernel": str(args.lock_kernel),
+            # Each kernel by the tree commit built in its build directory.
+            "kernel_builds": {k: build_source(Path(getattr(args, f"{k}_kernel")).parent)
+                              for k in ("base", "patched", "lock")
+                              if getattr(args, f"{k}_kernel", None)},
             "note": "absolute numbers are UML numbers, not hardware numbers",
-            "source": source_stamp()}
+            "source": source_stamp(stages=getattr(args, "stages", None) or
+                                   ["tools.bench.bench"])}

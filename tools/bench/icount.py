@@ -24,6 +24,7 @@ design is the patched build with the previous design's dummy module.
 """
 
 import argparse
+import hashlib
 import itertools
 import json
 import logging
@@ -36,7 +37,7 @@ from pathlib import Path
 
 from common.vm import run_vm
 from common import logs
-from common.stamp import source_stamp, write_source_stamp
+from common.stamp import build_source, source_stamp, write_source_stamp
 from tools.bench.bench_config import (ICOUNT_BOOTS, ICOUNT_GUARDS, ICOUNT_MIN_RUNS,
                                       ICOUNT_REPORTS)
 
@@ -320,11 +321,38 @@ def module_note(tree, rev: str, patch=None) -> str:
     return f"dummy.c of {tree}@{rev}" + (f" + {patch}" if patch else "") + ", built out of tree"
 
 
+def module_source(tree, rev: str, patch=None) -> dict:
+    """What a dummy module built by build_dummy_module is built from, for
+    the record: the tree's commit of rev, and the patch's digest."""
+    source = {"tree": str(tree), "rev": rev,
+              "commit": subprocess.run(["git", "-C", str(tree), "rev-parse", f"{rev}^{{commit}}"],
+                                       capture_output=True, text=True).stdout.strip() or None}
+    if patch:
+        source.update(patch=str(patch), patch_sha256=hashlib.sha256(
+            Path(patch).read_bytes()).hexdigest())
+    return source
+
+
+def kernel_builds(kernels: dict, modules: dict | None = None) -> dict:
+    """Each kernel as the record names it: its build directory with the tree
+    commit built there (common.stamp.build_source), and for a dummy.ko of
+    its own, the module's source (module_source, or the .ko's path)."""
+    builds = {}
+    for k, (build, ko) in kernels.items():
+        builds[k] = build_source(build)
+        if ko:
+            builds[k]["module"] = (modules or {}).get(k) or {"ko": str(ko)}
+    return builds
+
+
 def run(kernels: dict, out: Path, count: int = COUNT, reps: int = 3, boots: int = 2,
         scenarios=tuple(SCENARIOS), timeout: int = 900,
-        modules: dict | None = None) -> dict:
+        modules: dict | None = None, sources: dict | None = None,
+        stages=("tools.bench.icount",)) -> dict:
     """kernels: {label: (build dir, dummy.ko or None)}; modules: {label: what
-    its dummy.ko is} (module_note), said instead of the module's path. Writes
+    its dummy.ko is} (module_note), said instead of the module's path;
+    sources: {label: what it is built from} (module_source); stages: what
+    made the record, for its source stamp (common/record_inputs.py). Writes
     icount.json (rows, guards, reports, runs, the boots left out for
     disagreeing), icount.md and the source stamp (source.json) into out;
     returns the data. Raises RuntimeError when a boot fails or a kernel's
@@ -334,14 +362,15 @@ def run(kernels: dict, out: Path, count: int = COUNT, reps: int = 3, boots: int 
     modules = modules or {}
     data = {"environment": {"count": count, "reps": reps, "boots": boots,
                             "qemu_opts": QEMU_OPTS, "kernel_args": CLOCKSOURCE_ARGS,
-                            "source": source_stamp(),
+                            "source": source_stamp(stages=stages),
                             "kernels": {k: f"{b}" + (f" with {modules.get(k, ko)}" if ko else "")
-                                        for k, (b, ko) in kernels.items()}},
+                                        for k, (b, ko) in kernels.items()},
+                            "kernel_builds": kernel_builds(kernels, sources)},
             "scenarios": list(scenarios), "rows": summarize(runs, scenarios),
             "guards": judge(runs), "reports": judge(runs, guards=ICOUNT_REPORTS),
             "runs": runs, "rejected": rejected}
     (out / "icount.json").write_text(json.dumps(data, indent=2) + "\n")
-    write_source_stamp(out)
+    write_source_stamp(out, stages=stages)
     (out / "icount.md").write_text(markdown(data))
     return data
 
@@ -427,7 +456,8 @@ def main(argv=None) -> int:
                 ko = build_dummy_module(build, tree, rev, Path(tmp) / label, patch)
                 kernels[label] = (build, str(ko))
             data = run(kernels, out, args.count, args.reps, args.boots, args.scenarios,
-                       modules={k: module_note(*m) for k, m in modules.items()})
+                       modules={k: module_note(*m) for k, m in modules.items()},
+                       sources={k: module_source(*m) for k, m in modules.items()})
     except (RuntimeError, FileNotFoundError, OSError) as err:
         print(f"error: {err}", file=sys.stderr)
         return 1
