@@ -118,11 +118,37 @@ class PipelineTest(unittest.TestCase):
         stamp = json.loads((results / "source.json").read_text())
         head = pipeline.series.git(pipeline.ROOT, "rev-parse", "HEAD")
         self.assertEqual(stamp["commit"], head)
+        # The stages the run runs: every stage of its mode (a --only run, those named).
+        self.assertEqual(stamp["stages"], pipeline.Pipeline.PLAN["test"])
         with contextlib.redirect_stdout(io.StringIO()):
             Fake(str(results), None).run()
         data = json.loads((results / "results.json").read_text())
         self.assertEqual(data["source"], stamp)
         self.assertIn(f"Project: `{head[:12]}`", (results / "summary.md").read_text())
+
+    def test_a_partial_run_is_stamped_with_the_stages_it_ran(self):
+        # main-vm's command: its record's inputs are those of these stages.
+        tmp = Path(tempfile.mkdtemp())
+        self.addCleanup(shutil.rmtree, tmp)
+        old_cache = pipeline.CACHE
+        pipeline.CACHE = tmp / "cache"
+        only = ["setup", "base", "apply", "userspace", "build-base", "checks", "vm"]
+        try:
+            with mock.patch.object(pipeline.Pipeline, "run", return_value=0):
+                self.assertEqual(pipeline.main(["main", "--only", *only, "--results",
+                                                str(tmp / "results")]), 0)
+        finally:
+            pipeline.CACHE = old_cache
+        stamp = json.loads((tmp / "results/source.json").read_text())
+        self.assertEqual(stamp["stages"], [o.replace("-", "_") for o in only])
+
+    def test_a_stage_record_is_made_by_the_stages_it_needs(self):
+        p = pipeline.Pipeline("main", "results")
+        self.assertEqual(p.made_by("vm_debug"),
+                         ["setup", "base", "apply", "userspace", "checks", "vm_debug"])
+        self.assertEqual(p.made_by("submission"), ["setup", "base", "apply", "submission"])
+        p.plan = pipeline.Pipeline.select("main", ["base", "apply", "submission"])
+        self.assertEqual(p.made_by("submission"), ["base", "apply", "submission"])
 
     def test_unstamped_run_has_no_project_line(self):
         p, _, _, data = self.run_fake(None)
@@ -227,8 +253,11 @@ class SubmissionTest(unittest.TestCase):
         self.assertEqual(run_all.call_args.kwargs["stands"], ())
         self.assertEqual(run_all.call_args.kwargs["identity"], pipeline_submit.FALLBACK_SENDER)
         # The report is stamped with the project commit it comes from.
+        # It names the stages that made it (ci/tests/test_results_fresh.py):
+        # the submission stage, the stages it needs and setup.
         stamp = json.loads((tmp / "b4/source.json").read_text())
-        self.assertEqual(set(stamp), {"commit", "dirty", "patches_sha256"})
+        self.assertEqual(set(stamp), {"commit", "dirty", "patches_sha256", "stages"})
+        self.assertEqual(stamp["stages"], ["setup", "base", "apply", "submission"])
         self.assertIn("post now: net/qdisc-bypass, net-next/drv-net-stats, "
                       "net-next/netdevsim-qstats; net-next/dummy-mq after "
                       "net-next/drv-net-stats is merged into net-next; "

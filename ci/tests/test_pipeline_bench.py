@@ -234,8 +234,9 @@ class IcountStageTest(unittest.TestCase):
         lock_as and atomic_as."""
         self.calls, self.builds, self.shell, self.modules = [], [], [], []
 
-        def fake_run(kernels, out, reps, boots, scenarios, modules):
+        def fake_run(kernels, out, reps, boots, scenarios, modules, sources, stages):
             self.calls.append(("run", dict(kernels), reps, boots, list(scenarios)))
+            self.sources, self.stages = sources, stages
             runs = recorded_runs({"base": "base", "lock": lock_as,
                                   "atomic": atomic_as or "base", "patched": "patched"})
             # On the start_xmit row the series costs the base's plus 8, the atomic
@@ -293,7 +294,8 @@ class IcountStageTest(unittest.TestCase):
                     err = str(e)
             self.negative = (json.loads((Path(tmp) / "icount-negative/negative.json").read_text())
                              if (Path(tmp) / "icount-negative/negative.json").is_file() else None)
-            self.stamped = (Path(tmp) / "icount-negative/source.json").is_file()
+            stamp = Path(tmp) / "icount-negative/source.json"
+            self.stamped = json.loads(stamp.read_text()) if stamp.is_file() else None
         return stage, err
 
     def test_test_mode_boots_base_lock_and_patched_twice_on_the_guard_rows(self):
@@ -317,6 +319,12 @@ class IcountStageTest(unittest.TestCase):
         self.assertIn("5/5 guards met; negative control", stage.summary)
         self.assertIn("counters negative controls (lock, atomic designs): caught",
                       stage.summary)
+        # The record names the stages that made it and what each module is built from.
+        made = ["setup", "base", "apply", "build_base", "checks", "icount"]
+        self.assertEqual(self.stages, made)
+        self.assertEqual(self.stamped["stages"], made)
+        self.assertEqual(self.sources["lock"]["patch"], str(pipeline_bench.LOCK_VARIANT))
+        self.assertEqual(len(self.sources["atomic"]["patch_sha256"]), 64)
 
     def test_a_design_the_counters_guard_misses_fails_the_stage(self):
         """A lock or atomic kernel whose counts are the base's: missed."""
@@ -352,7 +360,7 @@ class IcountStageTest(unittest.TestCase):
                          ("boot_runs", ["xmit-cost"], 5, 2, ["q1_noqueue", "s2_pfifo_fast"]))
         self.assertEqual({g["key"]: g["verdict"] for g in self.negative["guards"]},
                          {"S2-bypass": "not met", "S3": "not met"})
-        self.assertTrue(self.stamped)
+        self.assertIsNotNone(self.stamped)
 
     def test_a_path_cost_the_guards_miss_fails_the_stage(self):
         """A negative kernel whose counts are the base's: the control missed."""

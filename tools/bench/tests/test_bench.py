@@ -141,6 +141,21 @@ class BenchTest(unittest.TestCase):
             for svg in svgs:
                 self.assertIn("<svg", svg.read_text())
 
+    def test_the_record_names_each_kernel_by_the_tree_commit_built(self):
+        from common.stamp import write_build_source
+        from common.tests.test_stamp import tree
+        with tempfile.TemporaryDirectory() as tmp:
+            commit = tree(Path(tmp) / "src")
+            # The fake kernels' build directory: tmp.
+            write_build_source(Path(tmp) / "src", tmp)
+            self.run_both(tmp, reps=1)
+            env = json.loads((Path(tmp) / "out/bench.json").read_text())["environment"]
+        self.assertEqual({k: (b["dir"], b["commit"], b["dirty"])
+                          for k, b in env["kernel_builds"].items()},
+                         {k: (tmp, commit, False) for k in ("base", "patched", "lock")})
+        self.assertEqual(env["base_kernel"], f"{tmp}/base")
+        self.assertEqual(env["source"]["stages"], ["tools.bench.bench"])
+
     def test_verdicts_and_intervals_in_report_and_json(self):
         with tempfile.TemporaryDirectory() as tmp:
             data, _, _ = self.run_both(tmp)

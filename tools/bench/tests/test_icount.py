@@ -4,6 +4,7 @@ counts; the out-of-tree dummy module."""
 
 import contextlib
 import copy
+import hashlib
 import io
 import json
 import os
@@ -81,6 +82,36 @@ class IcountTest(unittest.TestCase):
         self.assertEqual(rows[("q1_noqueue", "patched")]["delta"], 0.0)
         self.assertEqual(rows[("q1_noqueue", "lock")]["n"], 4)
         self.assertIn("| q2_start_xmit | patched | 1839.0 | 1839.0-1839.0 | 0.00% | +10.0 |", md)
+
+    def test_the_record_names_each_kernel_by_the_tree_commit_built(self):
+        from common.stamp import write_build_source
+        from common.tests.test_stamp import tree
+        with tempfile.TemporaryDirectory() as tmp:
+            src, build = Path(tmp) / "src", Path(tmp) / "build"
+            _, run_vm = fake_vm({str(build): {"q1_noqueue": 44484},
+                                 str(Path(tmp) / "old"): {"q1_noqueue": 44484}})
+            commit = tree(src)
+            build.mkdir()
+            write_build_source(src, build)
+            patch = Path(tmp) / "lock.patch"
+            patch.write_text("lock\n")
+            module = icount.module_source(src, "HEAD", patch)
+            kernels = {"base": (str(build), None), "lock": (str(build), "/l/dummy.ko"),
+                       "old": (str(Path(tmp) / "old"), None)}
+            with mock.patch.object(icount, "run_vm", run_vm):
+                data = icount.run(kernels, Path(tmp) / "out", reps=1, boots=1,
+                                  scenarios=["q1_noqueue"], sources={"lock": module})
+            stamp = json.loads((Path(tmp) / "out/source.json").read_text())
+        builds = data["environment"]["kernel_builds"]
+        self.assertEqual((builds["base"]["commit"], builds["base"]["dirty"]), (commit, False))
+        self.assertEqual(builds["lock"]["module"]["commit"], commit)
+        self.assertEqual(builds["lock"]["module"]["patch_sha256"],
+                         hashlib.sha256(b"lock\n").hexdigest())
+        # A build directory stamped by no build: its path alone, as before.
+        self.assertEqual(builds["old"], {"dir": str(Path(tmp) / "old"), "commit": None})
+        self.assertEqual(data["environment"]["kernels"]["base"], str(build))
+        self.assertEqual(stamp["stages"], ["tools.bench.icount"])
+        self.assertEqual(data["environment"]["source"], stamp)
 
     def test_a_boot_on_another_clocksource_is_an_error(self):
         # hpet costs about 27 instructions per packet more than tsc: such a
@@ -382,8 +413,9 @@ class DummyModuleTest(unittest.TestCase):
     def test_command_line_builds_the_module_then_boots(self):
         calls = []
 
-        def fake_run(kernels, out, *a, modules):
+        def fake_run(kernels, out, *a, modules, sources):
             calls.append((kernels, modules))
+            self.sources = sources
             self.assertIn("return 1;", Path(kernels["lock"][1]).read_text())
             raise RuntimeError("stop here")
         with mock.patch.object(icount, "run", fake_run), \
@@ -400,6 +432,10 @@ class DummyModuleTest(unittest.TestCase):
         self.assertFalse(Path(kernels["lock"][1]).exists())
         self.assertEqual(modules, {"lock": f"dummy.c of {self.tree}@HEAD + {self.patch}, "
                                            "built out of tree"})
+        # and by the commit HEAD was.
+        head = subprocess.run(["git", "-C", str(self.tree), "rev-parse", "HEAD"],
+                              capture_output=True, text=True).stdout.strip()
+        self.assertEqual(self.sources["lock"]["commit"], head)
         with self.assertRaises(SystemExit), contextlib.redirect_stderr(io.StringIO()):
             icount.main(["--kernel", "base=/b", "--dummy-module", "lock=/t@HEAD"])
 
