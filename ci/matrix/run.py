@@ -120,10 +120,10 @@ def run_matrix(kernels, outdir, bindir=CXX_BUILD, tree="", timeout=1800,
     kselftest/<outdir's name>).
     The VM's runner gets SELFTEST_KERNEL (selftest_kernel()) for its
     programs. stages: what made the record, for its source stamp
-    (common/record_inputs.py). before, after: functions of a kernel's results directory giving a shell
-    command the VM runs before and after the programs (the debug kernels'
-    fault injection and instrument dump); the VM's exit status stays
-    run-in-vm.sh's. Returns an MatrixVerdict with cases and matrix.
+    (common/record_inputs.py). before, after: functions of a kernel's
+    results directory giving a shell command the VM runs before and after
+    the programs (the debug kernels' fault injection and instrument dump);
+    the VM's exit status stays run-in-vm.sh's. Returns an MatrixVerdict with cases and matrix.
     tdc_categories: the tc-testing categories run (TDC_ALL: the whole suite);
     every tree case of them must be reported (tdc_expect()). The base kernel
     beside the patched one runs them all with tdc_base_all, else only the

@@ -340,8 +340,9 @@ class ResultsFreshTest(unittest.TestCase):
 
 def covered(root, stages):
     """The files of root that are inputs of any of stages."""
-    return {f for s in stages for f in git(root, "ls-files", "--", *STAGES[s].paths, *module_closure(
-        root, STAGES[s].modules)).stdout.split()}
+    return {f for s in stages
+            for f in git(root, "ls-files", "--", *STAGES[s].paths,
+                         *module_closure(root, STAGES[s].modules)).stdout.split()}
 
 
 class CraftedResultsTest(unittest.TestCase):
