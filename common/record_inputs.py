@@ -10,7 +10,11 @@ A stage's inputs are git pathspecs, judged as one set (an exclusion
 applies to that stage's paths alone), and the project modules that run
 it, with every project module they import. The cover letters quote
 results and build nothing: they are an input only of the stages whose
-records hold them (submission and mailing-list send them).
+records hold them (submission and mailing-list send them: the b4
+record's mbox files are the mails). The apply stage's export round trip
+and the checks' cover_letter read them too, but their records hold only
+that the round trip was exact and that a cover letter leads the series,
+which an edit of the numbers a cover quotes does not change.
 """
 
 from dataclasses import dataclass
