@@ -334,8 +334,12 @@ class ResultsFreshTest(unittest.TestCase):
         self.assertEqual(stages - set(STAGES), set())
 
     def test_every_directory_has_its_stages(self):
-        dirs = {p.name for p in (ROOT / RESULTS).iterdir() if p.is_dir()}
+        # Listed as stale or not: a stamp that names no stages is judged by
+        # its directory's.
+        dirs = {p.relative_to(ROOT / RESULTS).parts[0] for p in (ROOT / RESULTS).rglob("*")
+                if (stamp := stamp_of(p)) is not None and "stages" not in stamp}
         self.assertEqual(dirs - set(DEFAULT_STAGES), set())
+        self.assertIn("main-vm", dirs)
 
 
 def covered(root, stages):
@@ -636,6 +640,19 @@ class CraftedResultsTest(unittest.TestCase):
         self.write(f"{RESULTS}/bench-design/bench.json", json.dumps(bench))
         self.assertIn("its embedded icount rows' stamp: stamp commit ffffffffffff is not in "
                       "the history", results_problems(self.root)[0])
+
+    def test_a_stamp_judged_by_no_known_stages(self):
+        self.write(f"{RESULTS}/mail/source.json", json.dumps(self.stamp))
+        self.write(f"{RESULTS}/other/source.json", json.dumps(dict(self.stamp, stages=["x"])))
+        self.assertEqual(results_problems(self.root), [
+            "mail/source.json: its stamp names no stages and results directory 'mail' has no "
+            "default (DEFAULT_STAGES)",
+            "other/source.json: its stamp names stages of no known inputs: x, and README.md "
+            "does not list it as stale"])
+        # A new record names its stages: no default needed.
+        self.write(f"{RESULTS}/mail/source.json",
+                   json.dumps(dict(self.stamp, stages=["setup", "base", "mailing_list"])))
+        self.assertEqual(len(results_problems(self.root)), 1)
 
     def test_stale_stamp_listed_is_accepted(self):
         self.write("tools/bench/bench.py", "print(2)\n")
