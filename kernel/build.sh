@@ -80,8 +80,19 @@ if [ "$(cat "$out/.config.fragments" 2>/dev/null)" != "$stamp" ] || [ ! -f "$out
 	echo "$stamp" > "$out/.config.fragments"
 fi
 log "building $(git -C "$src" describe --always --tags 2>/dev/null || echo "$src") in $out (make -j$jobs $*)"
-# The tree commit built (common/stamp.py build_source), written once the
-# build succeeded: a failed or interrupted build leaves none.
-rm -f "$out/build-source.json"
+# A build of the kernel (no target, or one that links it) is stamped with
+# the tree commit built (common/stamp.py build_source) once it succeeded: a
+# failed one leaves no stamp. Objects built alone leave the kernel, and its
+# stamp, as they were.
+whole=1
+for arg in "$@"; do
+	case "$arg" in
+	*=* | -*) ;;
+	all | vmlinux | bzImage | linux) whole=1 && break ;;
+	*) whole=0 ;;
+	esac
+done
+[ $whole = 0 ] || rm -f "$out/build-source.json"
 "${mk[@]}" "$@"
-PYTHONPATH="$here/..${PYTHONPATH:+:$PYTHONPATH}" python3 -m common.stamp build-source "$src" "$out"
+[ $whole = 0 ] ||
+	PYTHONPATH="$here/..${PYTHONPATH:+:$PYTHONPATH}" python3 -m common.stamp build-source "$src" "$out"

@@ -1,6 +1,7 @@
 """The source stamp of a kernel build directory: the tree commit built."""
 
 import json
+import os
 import subprocess
 import sys
 import tempfile
@@ -62,13 +63,45 @@ class BuildSourceTest(unittest.TestCase):
         self.assertEqual(json.loads((self.out / BUILD_SOURCE).read_text())["commit"],
                          self.commit)
 
-    def test_build_sh_stamps_only_a_finished_build(self):
-        # Removed before make, written after it: a failed build (set -e) leaves none.
-        text = (ROOT / "kernel/build.sh").read_text()
-        removed = text.index(f'rm -f "$out/{BUILD_SOURCE}"')
-        made = text.index('"${mk[@]}" "$@"', removed)
-        self.assertGreater(text.index("-m common.stamp build-source", made), made)
+    def test_build_sh_stamps_a_kernel_it_built(self):
+        """kernel/build.sh on a stand-in tree (a Makefile that links a
+        "vmlinux" unless FAIL is set, and compiles an object alone)."""
+        (self.src / "Makefile").write_text(
+            "all:\n\t@test -z \"$(FAIL)\" && echo linked > $(O)/vmlinux\n"
+            "tinyconfig olddefconfig:\n\t@touch $(O)/.config\n"
+            "%.o:\n\t@echo compiled > $(O)/$@\n")
+        merge = self.src / "scripts/kconfig/merge_config.sh"
+        merge.parent.mkdir(parents=True)
+        merge.write_text("#!/bin/sh\n")
+        merge.chmod(0o755)
+        frag = self.tmp / "frag.config"
+        frag.write_text("")
+        env = {**os.environ, "PROJECT_CACHE": str(self.tmp / "cache"), "JOBS": "1"}
 
+        def commit(msg):
+            for args in (["add", "-A"], ["commit", "-q", "-m", msg], ["rev-parse", "HEAD"]):
+                out = subprocess.run(["git", "-C", str(self.src), *args], capture_output=True,
+                                     text=True, check=True).stdout.strip()
+            return out
+
+        def build(*args):
+            return subprocess.run(["bash", str(ROOT / "kernel/build.sh"), str(self.src),
+                                   str(self.out), "x86_64", str(frag), "--", *args], env=env,
+                                  capture_output=True, text=True).returncode
+
+        first = commit("a tree that builds")
+        self.assertEqual(build("W=1"), 0)
+        self.assertEqual(build_source(self.out)["commit"], first)
+        (self.src / "dummy.c").write_text("int y;\n")
+        second = commit("a change")
+        # An object alone: the kernel is still the first commit's.
+        self.assertEqual(build("W=1", "dummy.o"), 0)
+        self.assertEqual(build_source(self.out)["commit"], first)
+        # A failed build of the kernel leaves no stamp.
+        self.assertNotEqual(build("FAIL=1"), 0)
+        self.assertIsNone(build_source(self.out)["commit"])
+        self.assertEqual(build(), 0)
+        self.assertEqual(build_source(self.out)["commit"], second)
 
 if __name__ == "__main__":
     unittest.main()
