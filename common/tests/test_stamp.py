@@ -103,5 +103,6 @@ class BuildSourceTest(unittest.TestCase):
         self.assertEqual(build(), 0)
         self.assertEqual(build_source(self.out)["commit"], second)
 
+
 if __name__ == "__main__":
     unittest.main()
