@@ -44,6 +44,18 @@ def apply_summary(patches: int, names: Sequence[str], round_trip: bool) -> str:
                else "export round trip not run (not the pinned base)"))
 
 
+def control_patches() -> list[Path]:
+    """The patches every negative control and design variant applies to the
+    series' tip (ci/negative-controls/, tools/bench/variants/)."""
+    return sorted([*(ROOT / "ci/negative-controls").glob("*.patch"),
+                   *(ROOT / "tools/bench/variants").glob("*.patch")])
+
+
+def not_applying(tree: str | Path, patches: Sequence[Path]) -> list[Path]:
+    """The patches that do not apply to tree's checkout (git apply --check)."""
+    return [p for p in patches if git_run(tree, "apply", "--check", str(p)).returncode]
+
+
 class TreeStages(StageSet):
     # -- helpers --------------------------------------------------------
     @property
@@ -173,6 +185,17 @@ class TreeStages(StageSet):
         kconfig_tree.extract(tree, tip, self.state.ws, error=StageFailed)
         for ser, patch, _ in applied:
             stage.cases.append(report.Case("apply", f"{ser.name}/{patch.name}", "pass", "applied"))
+        # The negative controls and design variants are patches to the tip
+        # of the pinned base: one the series no longer takes fails here, by
+        # name, not in the stage that needs it.
+        controls = control_patches() if base.get("BASE_PINNED") == "yes" else []
+        stale = not_applying(tree, controls)
+        for p in controls:
+            stage.cases.append(report.Case("apply", f"applies: {p.relative_to(ROOT)}",
+                                           "fail" if p in stale else "pass", ""))
+        if stale:
+            raise StageFailed("does not apply to the series' tip (regenerate it from the tip): "
+                              + ", ".join(str(p.relative_to(ROOT)) for p in stale))
         # Round trip: exporting what was applied reproduces patches/ exactly.
         out = self.results / "roundtrip"
         shutil.rmtree(out, ignore_errors=True)

@@ -85,3 +85,28 @@ class TreeStagesTest(Workspace):
 
 if __name__ == "__main__":
     unittest.main()
+
+
+class ControlPatchesTest(unittest.TestCase):
+    """A negative control or design variant the series' tip no longer
+    takes is named by the apply stage."""
+
+    def test_every_control_is_listed(self):
+        names = {p.name for p in pipeline_tree.control_patches()}
+        self.assertIn("sfq-without-chain-head-change.patch", names)
+        self.assertIn("dummy-queue-lock.patch", names)
+
+    def test_a_patch_that_no_longer_applies_is_named(self):
+        import subprocess
+        import tempfile
+        from pathlib import Path
+        with tempfile.TemporaryDirectory() as tmp:
+            tree = Path(tmp)
+            subprocess.run(["git", "init", "-q", str(tree)], check=True)
+            (tree / "f.c").write_text("a\nb\nc\n")
+            good, bad = tree / "good.patch", tree / "bad.patch"
+            good.write_text("--- a/f.c\n+++ b/f.c\n@@ -1,3 +1,3 @@\n a\n-b\n+B\n c\n")
+            # Made against an older f.c: its context line is gone.
+            bad.write_text("--- a/f.c\n+++ b/f.c\n@@ -1,3 +1,3 @@\n a\n-x\n+X\n c\n")
+            self.assertEqual(pipeline_tree.not_applying(tree, [good, bad]), [bad])
+            self.assertEqual((tree / "f.c").read_text(), "a\nb\nc\n")
