@@ -465,7 +465,6 @@ LISTED = [
       "paragraph"),
     L(DESIGN, "pass and 8 skip on the patched kernel in 10 min.", UNRECORDED, "paragraph"),
     L(DESIGN, "`churn` for 60 s, the dummy", SETTING),
-    L(DESIGN, "at most every 250 ms (autorate)", SETTING),
     L(DESIGN, "net and drivers/net install in 1 to 2 s on 2 cores", UNRECORDED, "paragraph"),
     H(DESIGN, "The bound was 1.5x, set from the first runs' medians", "bench/'s history "
       "(the runs before f19c7a1); 1.25x, 1.5x and 1.0x are bounds", "paragraph"),
