@@ -35,6 +35,7 @@ import sys
 import tempfile
 from pathlib import Path
 
+from common.git import git_run
 from common.vm import run_vm
 from common import logs
 from common.stamp import build_source, source_stamp, write_source_stamp
@@ -324,9 +325,9 @@ def module_note(tree, rev: str, patch=None) -> str:
 def module_source(tree, rev: str, patch=None) -> dict:
     """What a dummy module built by build_dummy_module is built from, for
     the record: the tree's commit of rev, and the patch's digest."""
+    done = git_run(tree, "rev-parse", f"{rev}^{{commit}}", capture="apart")
     source = {"tree": str(tree), "rev": rev,
-              "commit": subprocess.run(["git", "-C", str(tree), "rev-parse", f"{rev}^{{commit}}"],
-                                       capture_output=True, text=True).stdout.strip() or None}
+              "commit": done.stdout.strip() if done.returncode == 0 else None}
     if patch:
         source.update(patch=str(patch), patch_sha256=hashlib.sha256(
             Path(patch).read_bytes()).hexdigest())
