@@ -13,12 +13,11 @@ record names each kernel it ran by what was built, not by a path.
 
 import hashlib
 import json
-import subprocess
 import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-from common.git import GitError, git
+from common.git import GitError, git, git_bytes
 from common.paths import ROOT
 
 BUILD_SOURCE = "build-source.json"
@@ -59,12 +58,14 @@ def tree_source(src: str | Path) -> dict[str, object]:
     changes, with their digest (tracked changes and untracked files), which
     a build of it compiles too. commit None: not a git tree."""
     def out(*args: str) -> bytes:
-        return subprocess.run(["git", "-C", str(src), *args], capture_output=True,
-                              check=True).stdout
+        res = git_bytes(src, *args)
+        if res.returncode:
+            raise GitError(f"git {' '.join(args)} failed in {src}: {res.stderr.decode().strip()}")
+        return res.stdout
     try:
         commit = out("rev-parse", "HEAD").decode().strip()
         status = out("status", "--porcelain")
-    except (subprocess.CalledProcessError, FileNotFoundError):
+    except (GitError, FileNotFoundError):
         return {"tree": str(src), "commit": None, "dirty": None}
     source: dict[str, object] = {"tree": str(src), "commit": commit, "dirty": bool(status)}
     if status:
