@@ -340,7 +340,7 @@ class NoCallbackKernelTest(unittest.TestCase):
         text = pipeline_boot.NO_CALLBACK_PATCH.read_text()
         self.assertIn("+++ b/net/sched/sch_sfq.c", text)
         self.assertEqual(text.count("+++ "), 1)
-        self.assertIn("-\terr = tcf_block_get_ext(&q->block, sch, &ei, extack);", text)
+        self.assertIn("-\terr = tcf_block_get_ext(&q->block, sch, &q->block_info, extack);", text)
         self.assertIn("+\terr = tcf_block_get(&q->block, &q->filter_list, sch, extack);", text)
 
 
