@@ -23,6 +23,9 @@ CHECKPATCH_IGNORE = ("COMMIT_LOG_LONG_LINE,MACRO_ARG_REUSE,ALLOC_SIZEOF_STRUCT,"
 CODESPELL_DICTS = ("/usr/share/codespell/dictionary.txt",
                    "/usr/lib/python3/dist-packages/codespell_lib/data/dictionary.txt")
 FIXES_RE = re.compile(r'^Fixes: (?P<id>[0-9a-f]{12,40}) \("(?P<subject>.+)"\)$')
+# A commit named in the message text (submitting-patches.rst's form),
+# matched in the message with its lines joined: a title may wrap.
+COMMIT_REF_RE = re.compile(r'\bcommit (?P<id>[0-9a-f]{12,40}) \("(?P<subject>[^"]+)"\)')
 # NIPA's deprecated_api lists: a new use of an error is a failure, of a
 # warning a warning (the tracked-reference variants are preferred).
 DEPRECATED_ERRORS = ("module_param",)
@@ -95,10 +98,12 @@ def checkpatch(tree: Tree, commit: str) -> Result:
     ignore = CHECKPATCH_IGNORE
     body = git(tree, "log", "-1", "--format=%B", commit)
     ids = [m["id"] for m in map(FIXES_RE.match, body.splitlines()) if m]
+    ids += [m["id"] for m in COMMIT_REF_RE.finditer(" ".join(body.split()))]
     absent = [i for i in ids if not git_ok(tree, "cat-file", "-e", f"{i}^{{commit}}")]
     if absent:
         # A tree without upstream history (the Debian import) cannot resolve
-        # Fixes: ids; verify_fixes checks them against known-commits.txt.
+        # the ids of Fixes: tags and commit references; verify_fixes checks
+        # them against known-commits.txt.
         ignore += ",UNKNOWN_COMMIT_ID"
     spell: list[str] = next((["--codespell", f"--codespellfile={d}"] for d in CODESPELL_DICTS
                              if Path(d).is_file()), [])
@@ -152,13 +157,44 @@ def load_known_commits(path: str | Path) -> dict[str, str]:
     return known
 
 
+def subject_of(tree: Tree, sha: str, known: dict[str, str]) -> str | None:
+    """The subject of commit sha (12+ digits): kernel/known-commits.txt's
+    line, else the tree's history; None if neither has it."""
+    hit = next((s for k, s in known.items() if k.startswith(sha) or sha.startswith(k)), None)
+    if hit is None:
+        res = git_run(tree, "log", "-1", "--format=%s", sha)
+        hit = res.stdout.strip() if res.returncode == 0 else None
+    return hit
+
+
+def unknown_refs(tree: Tree, body: str, known: dict[str, str]) -> list[str]:
+    """What is wrong with the commits the message text names (`commit
+    <id> ("<subject>")`): an id neither known nor in the history, or a
+    subject that is not the commit's. checkpatch's UNKNOWN_COMMIT_ID is
+    left out where the tree lacks the history; this checks them instead."""
+    problems = []
+    for m in COMMIT_REF_RE.finditer(" ".join(body.split())):
+        hit = subject_of(tree, m["id"], known)
+        if hit is None:
+            problems.append(f"commit {m['id']} is neither in the tree's history nor in "
+                            "kernel/known-commits.txt")
+        elif hit != m["subject"]:
+            problems.append(f"commit {m['id']} is \"{hit}\", the message says "
+                            f"\"{m['subject']}\"")
+    return problems
+
+
 def verify_fixes(tree: Tree, commit: str, tree_name: str, known: dict[str, str]) -> Result:
-    """Every Fixes: tag names a commit (in the history or known-commits.txt)
+    """Every Fixes: tag, and every commit the text names (`commit <id>
+    ("<subject>")`), names a commit (in the history or known-commits.txt)
     by at least 12 digits and its exact subject; and, stricter than the bot's
     series-level fixes_present, every net patch that changes more than
     selftests carries one."""
     body = git(tree, "log", "-1", "--format=%B", commit)
     lines = [ln for ln in body.splitlines() if re.match(r"^\s*fixes:", ln, re.I)]
+    problems = unknown_refs(tree, body, known)
+    if not lines and problems:
+        return Result("fail", "; ".join(problems))
     if not lines:
         if tree_name != "net":
             return Result("pass", "No Fixes tag")
@@ -166,7 +202,6 @@ def verify_fixes(tree: Tree, commit: str, tree_name: str, known: dict[str, str])
         if all(path.startswith(SELFTESTS) for _, path in touched_files(tree, commit)):
             return Result("pass", "No Fixes tag: the patch only adds or changes selftests")
         return Result("fail", "Fixes tag missing: a net fix needs one")
-    problems = []
     flat = "#".join(body.splitlines())
     for ln in lines:
         if f"##{ln}##" in flat:
@@ -176,10 +211,7 @@ def verify_fixes(tree: Tree, commit: str, tree_name: str, known: dict[str, str])
             problems.append(f"malformed, want 'Fixes: <12+ hex> (\"subject\")': {ln}")
             continue
         sha, subject = m["id"], m["subject"]
-        hit = next((s for k, s in known.items() if k.startswith(sha) or sha.startswith(k)), None)
-        if hit is None:
-            res = git_run(tree, "log", "-1", "--format=%s", sha)
-            hit = res.stdout.strip() if res.returncode == 0 else None
+        hit = subject_of(tree, sha, known)
         if hit is None:
             problems.append(f"Target SHA1 does not exist: {sha} (not in the tree's history "
                             "nor in kernel/known-commits.txt)")

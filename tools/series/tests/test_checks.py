@@ -196,6 +196,38 @@ class CommitChecksTest(unittest.TestCase):
         self.assertEqual(source.verify_fixes(self.repo, sha, "net", {}).status, "fail")
         self.assertEqual(source.verify_fixes(self.repo, sha, "net-next", {}).status, "pass")
 
+    def test_verify_fixes_checks_the_commits_the_text_names(self):
+        """A `commit <id> ("subject")` reference, its title wrapped, is
+        checked as a Fixes: tag is: checkpatch's UNKNOWN_COMMIT_ID is left
+        out where the tree lacks the history, so this must catch it."""
+        good = (f'x: y\n\nSince commit {self.base[:12]} ("net: base\nthing") it does.\n\n'
+                "Signed-off-by: A U <a@example.invalid>")
+        sha = self.commit(good)
+        self.assertEqual(source.verify_fixes(self.repo, sha, "net-next", {}).status, "pass")
+        sha = self.commit(f'x: y\n\nSince commit {self.base[:12]} ("net: other thing").')
+        res = source.verify_fixes(self.repo, sha, "net-next", {})
+        self.assertEqual(res.status, "fail")
+        self.assertIn('the message says "net: other thing"', res.message)
+        sha = self.commit('x: y\n\nSince commit 0123456789ab ("net: listed") it does.')
+        res = source.verify_fixes(self.repo, sha, "net-next", {})
+        self.assertEqual(res.status, "fail")
+        self.assertIn("neither in the tree's history nor in kernel/known-commits.txt",
+                      res.message)
+        self.assertEqual(source.verify_fixes(self.repo, sha, "net-next",
+                                             {"0123456789abcdef": "net: listed"}).status, "pass")
+
+    def test_checkpatch_leaves_unknown_ids_to_verify_fixes(self):
+        """A commit the text names that the history lacks (the Debian
+        import has none): checkpatch runs without UNKNOWN_COMMIT_ID, which
+        it would raise for an id it cannot resolve; one it has: with."""
+        stub = self.repo / "scripts/checkpatch.pl"
+        stub.parent.mkdir()
+        stub.write_text('print "@ARGV\\ntotal: 0 errors, 0 warnings, 0 checks\\n";\n')
+        sha = self.commit('x: y\n\nSince commit 0123456789ab ("net: listed") it does.')
+        self.assertIn("UNKNOWN_COMMIT_ID", source.checkpatch(self.repo, sha).details)
+        sha = self.commit(f'x: y\n\nSince commit {self.base[:12]} ("net: base thing").')
+        self.assertNotIn("UNKNOWN_COMMIT_ID", source.checkpatch(self.repo, sha).details)
+
     def test_verify_fixes_tag_between_empty_lines(self):
         sha = self.commit(f'x: fix\n\nFixes: {self.base[:12]} ("net: base thing")\n\n'
                           "Signed-off-by: A U <a@example.invalid>")
