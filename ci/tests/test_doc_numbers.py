@@ -289,6 +289,19 @@ class CraftedTest(unittest.TestCase):
             "Documentation/results/test-run/summary.md", "| vm | pass | 16.2 |",
             "| vm | pass | 16.9 |"))
 
+    def test_once_unrecorded_numbers_now_bound(self):
+        # Each was listed as measured once with no record: changing it passed.
+        self.assertTrue(self.problems_after("Documentation/pipeline.md", "checkpatch 35 s",
+                                            "checkpatch 38 s"))
+        self.assertTrue(self.problems_after("Documentation/pipeline.md", "build_32bit 60 s",
+                                            "build_32bit 66 s"))
+        self.assertTrue(self.problems_after("Documentation/pipeline.md", "blob; 422 s over",
+                                            "blob; 90 s over"))
+        self.assertTrue(self.problems_after("Documentation/bad-input.md", "86 cases: 86 pass",
+                                            "84 cases: 84 pass"))
+        self.assertTrue(self.problems_after("Documentation/design.md", "in 3 s in the test",
+                                            "in 2 s in the test"))
+
     def test_a_listing_that_matches_nothing_fails(self):
         problems = self.problems_after("Documentation/pipeline.md", "### Where a cold run goes",
                                        "### Where it goes")
