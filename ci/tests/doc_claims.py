@@ -19,10 +19,10 @@ The document may round the value (1829.85 printed 1829.8 or 1830).
 
 What reads as measured (MEASURED) and is no number of a current record is
 listed in LISTED, by a literal anchor and the line, paragraph or section
-around it, with the reason: a setting, an estimate, no measured quantity,
-historical (the text names the commit whose record held it) or
-UNRECORDED (measured once, no record kept: rerun it into a record or drop
-it)."""
+around it, with the reason: a setting, an estimate, no measured quantity, or
+historical (the text names the commit whose record held it). A number
+measured once of which no record is kept has no place: it is rerun into
+a record or dropped."""
 
 import re
 from typing import NamedTuple
@@ -443,7 +443,6 @@ SETTING = "a setting, limit or size of the run, not a measurement"
 ESTIMATE = "an estimate of how long a rerun takes"
 NOT_MEASURED = "no measured quantity (a version, an error's text, a definition's count)"
 TREE_COUNT = "a count of the kernel tree's tdc cases in those categories, not of a run"
-UNRECORDED = "measured once, no record kept: to be rerun into a record or dropped"
 
 
 def L(doc, anchor, reason, scope="line"):
@@ -464,7 +463,6 @@ LISTED = [
     L(RESULTS, "(about 55 min).", ESTIMATE),
     H(RESULTS, "brought its cold run back from 70.9 min", "pipeline.md's 70.9 min row (ee031c8)"),
     L(RESULTS, "(churn at 60 s, no", SETTING),
-    L(RESULTS, "| kernel | build | VM | cases | kernel reports |", UNRECORDED, "paragraph"),
     L(RESULTS, "lib/py's 20 s command timeout", SETTING),
     L(RESULTS, "a dummy 20 s plus one second per 16 queues", SETTING),
     L(RESULTS, "repetitions of 3 s, 2", SETTING),
