@@ -54,7 +54,7 @@ from pathlib import Path
 
 from common import logs
 from common.cache import cache_dir
-from common.git import git_ok, git_run
+from common.git import git_run
 from tools.series.checks import source
 from tools.series import series
 # The work clone and the review cycle; their names are this module's too.
@@ -180,9 +180,9 @@ class Flow(Clone, Review):
             return None  # b4 then says it found no checkpatch
         ignore = source.CHECKPATCH_IGNORE
         text = self.git(job, "check", "log", "--format=%B", f"{job.start}..{job.branch}")
-        ids = [m["id"] for m in map(source.FIXES_RE.match, text.splitlines()) if m]
-        if any(not git_ok(self.repo, "cat-file", "-e", f"{i}^{{commit}}") for i in ids):
-            # A tree without history cannot resolve Fixes: ids (checks/source.py says why).
+        if source.unresolved_ids(self.repo, text):
+            # A tree without history cannot resolve the ids of Fixes: tags and
+            # commit references (checks/source.py says why).
             ignore += ",UNKNOWN_COMMIT_ID"
         return NETDEV_CHECKPATCH.format(ignore=ignore)
 

@@ -94,16 +94,25 @@ def spdx_env(tree: Tree) -> SpdxEnv:
         return _spdx_env[key]
 
 
+def referenced_ids(text: str) -> list[str]:
+    """The commit ids a message names: its Fixes: tags' and its `commit
+    <id> ("<subject>")` references' (a title may wrap)."""
+    ids = [m["id"] for m in map(FIXES_RE.match, text.splitlines()) if m]
+    return ids + [m["id"] for m in COMMIT_REF_RE.finditer(" ".join(text.split()))]
+
+
+def unresolved_ids(tree: Tree, text: str) -> list[str]:
+    """The ids text names (referenced_ids()) that tree's history lacks:
+    checkpatch's UNKNOWN_COMMIT_ID would flag each."""
+    return [i for i in referenced_ids(text)
+            if not git_ok(tree, "cat-file", "-e", f"{i}^{{commit}}")]
+
+
 def checkpatch(tree: Tree, commit: str) -> Result:
     ignore = CHECKPATCH_IGNORE
-    body = git(tree, "log", "-1", "--format=%B", commit)
-    ids = [m["id"] for m in map(FIXES_RE.match, body.splitlines()) if m]
-    ids += [m["id"] for m in COMMIT_REF_RE.finditer(" ".join(body.split()))]
-    absent = [i for i in ids if not git_ok(tree, "cat-file", "-e", f"{i}^{{commit}}")]
-    if absent:
+    if unresolved_ids(tree, git(tree, "log", "-1", "--format=%B", commit)):
         # A tree without upstream history (the Debian import) cannot resolve
-        # the ids of Fixes: tags and commit references; verify_fixes checks
-        # them against known-commits.txt.
+        # them; verify_fixes checks them against known-commits.txt.
         ignore += ",UNKNOWN_COMMIT_ID"
     spell: list[str] = next((["--codespell", f"--codespellfile={d}"] for d in CODESPELL_DICTS
                              if Path(d).is_file()), [])

@@ -11,6 +11,7 @@ import re
 import shutil
 import subprocess
 import tempfile
+import types
 import unittest
 from pathlib import Path
 from unittest import mock
@@ -234,6 +235,22 @@ class B4FlowTest(unittest.TestCase):
             self.assertRegex(rd, r"(?m)^1: +[0-9a-f]+ ! +1: +[0-9a-f]+ ")
             self.assertIn("+    Reviewed-by: Trailer Test", rd)
             self.assertRegex(rd, r"(?m)^2: +[0-9a-f]+ = +2: +[0-9a-f]+ ")
+
+    def test_default_check_leaves_unknown_referenced_ids_out(self):
+        """b4's per-patch checkpatch, like the checks stage's: a `commit
+        <id> ("...")` reference the tree's history lacks (the Debian import
+        has none) would be an UNKNOWN_COMMIT_ID warning, and a warning fails
+        the submission: it is left out, as for a Fixes: tag's id."""
+        repo = Path(tempfile.mkdtemp(dir=self.tmp))
+        git(repo, "init", "-q")
+        (repo / "scripts").mkdir()
+        (repo / "scripts/checkpatch.pl").write_text("")
+        text = 'x: y\n\nSince commit 0123456789ab ("net: listed\nthing") it does.\n'
+        fake = types.SimpleNamespace(repo=repo, git=lambda *a, **kw: text)
+        job = types.SimpleNamespace(start="s", branch="b")
+        self.assertIn("UNKNOWN_COMMIT_ID", b4flow.Flow.default_check_cmd(fake, job))
+        text = "x: y\n\nNo reference.\n"
+        self.assertNotIn("UNKNOWN_COMMIT_ID", b4flow.Flow.default_check_cmd(fake, job))
 
     def test_work_clone_carries_b4_settings_for_use_by_hand(self):
         flow = self.flow()
