@@ -126,7 +126,7 @@ def ratio(scenario, kernel, base):
 
 CLAIMS = [
     # README.md: the test command's records and the main job's vm stage.
-    C(README, "test-run/test.log", "had just changed) took {} min, {} passed, {} failed",
+    C(README, "test-run/test.log", "kernel sources just before) took {} min, {} passed, {} failed",
       TOTAL, PASSED, FAILED),
     C(README, "test-run/summary.md", "without the icount stage, {} min in the warm record",
       "[stage=icount].minutes"),
@@ -186,7 +186,7 @@ CLAIMS = [
       "net kernel {}, no-callback kernel\n {}, all as expected.",
       VM_CASES, VM_CONTROLS,
       r"/net kernel: (\d+) case/", r"/no-callback kernel: (\d+) case/"),
-    C(RESULTS, "b4/b4.md", "8adf8b1 above (`source.json`): {} series,",
+    C(RESULTS, "b4/b4.md", "de09562 above (`source.json`): {} series,",
       r"count/^\| [\w/-]+ \| prep \|/"),
     # Documentation/results/README.md, the debug kernels (vm-debug/).
     C(RESULTS, "vm-debug/stage.log", "test command's run of the same clone: PASS in {} min, "
@@ -294,8 +294,8 @@ CLAIMS = [
       r"/booting the base kernel \(TCG\) and running (\d+) program/",
       r"/booting the patched kernel \(TCG\) and running (\d+) program/", PASSED, FAILED, SKIPPED),
     C(PIPELINE, "test-run/test.log",
-      "fresh clone of 8adf8b1, warm kernel builds but the includers of a header the series "
-      "had just changed, nothing beside it, the same machine | **{} min**:", TOTAL),
+      "fresh clone of de09562, every kernel object in ccache from an interrupted cold run of "
+      "the same kernel sources, nothing beside it, the same machine | **{} min**:", TOTAL),
     C(PIPELINE, "test-run/summary.md",
       "min**: setup {}, base {}, apply {}, userspace {}, host-tests {}, build-base {}, checks {}, "
       "submission {}, kunit {}, vm {} (tc-testing", *stages(
