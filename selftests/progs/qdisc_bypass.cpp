@@ -460,6 +460,54 @@ TEST_RESULT(mq_children_bypass)
     return res;
 }
 
+// fq_codel as each child of mq, where net.core.default_qdisc=fq_codel puts it on a
+// multi-queue device: a filter added to and deleted from every child, then one sender.
+// Each child is its own root lock's qdisc (qdisc_root_sleeping() of an mq child is the
+// child): no packet may be enqueued once the children have no filter left.
+TEST_RESULT(mq_fq_codel_children_filter_removed_restores_bypass)
+{
+    Tracer tracer;
+    if (auto o = tracer.unavailable())
+        return *o;
+    const TestDummy dev(dummy(2));
+    if (!dev.ok())
+        return dev.error();
+    if (auto o = set_root(dev, "mq"))
+        return *o;
+    for (std::uint32_t queue = 1; queue <= 2; ++queue) {
+        rtnl::QdiscSpec child;
+        child.ifindex = dev.ifindex();
+        child.parent = rtnl::make_handle(1, queue);
+        child.handle = rtnl::make_handle(1 + queue, 0);
+        child.kind = "fq_codel";
+        if (auto o = qdisc_failed(rtnl::qdisc_replace(rtnl::shared_socket(), child),
+                                  concat("replace mq child 1:", queue, " with fq_codel"),
+                                  "fq_codel"))
+            return *o;
+        rtnl::MatchallSpec filter;
+        filter.ifindex = dev.ifindex();
+        filter.parent = child.handle;
+        filter.classid = rtnl::make_handle(1 + queue, 1);
+        if (Status st = rtnl::filter_add(rtnl::shared_socket(), filter); !st.ok()) {
+            if (st.err == ENOENT)
+                return CaseResult::skip(
+                        concat("matchall classifier not available (", st.str(), ")"));
+            return CaseResult::fail(concat("add matchall filter at parent ",
+                                           rtnl::format_handle(child.handle), ": ", st.str()));
+        }
+        if (Status st = rtnl::filter_delete(rtnl::shared_socket(), filter); !st.ok())
+            return CaseResult::fail(concat("delete the matchall filter at parent ",
+                                           rtnl::format_handle(child.handle), ": ", st.str()));
+    }
+    Traffic t;
+    if (auto o = send(dev, cpus_for(1), kPackets, false, &tracer, t))
+        return *o;
+    CaseResult res = expect_traffic(t, 0, "the fq_codel children of mq whose filters were deleted");
+    if (res.result == ksft::Result::fail && t.enqueues == kPackets)
+        res.message += "\nthe bypass stayed disabled after the last filter was removed";
+    return res;
+}
+
 } // namespace
 
 int main(int argc, char **argv)
