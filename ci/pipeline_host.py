@@ -133,7 +133,9 @@ class HostStages(StageSet):
         return out / "usr/include"
 
     def stage_userspace(self, stage):
-        env = {"CCACHE_DIR": str(CACHE / "ccache")}
+        # base_dir: ccache hashes the compile commands with paths under the
+        # checkout made relative, so a fresh clone hits the objects of another.
+        env = {"CCACHE_DIR": str(CACHE / "ccache"), "CCACHE_BASEDIR": str(ROOT)}
         khdr = self.khdr()
         # compile_commands.json is what clang-tidy in host-tests reads.
         sh(["cmake", "-S", str(ROOT), "-B", str(BUILD), "-DCMAKE_BUILD_TYPE=Release",

@@ -131,6 +131,17 @@ class HostStagesTest(unittest.TestCase):
         self.assertEqual(p.state.programs, pipeline_host.BUILD)
         self.assertIn(f"against {khdr / 'usr/include'}", stage.summary)
 
+    def test_userspace_compiles_through_ccache_relative_to_the_checkout(self):
+        envs = []
+        with tempfile.TemporaryDirectory() as tmp, \
+                mock.patch.object(pipeline_host, "sh",
+                                  lambda cmd, *a, **k: envs.append(k.get("env"))), \
+                mock.patch.object(pipeline.Pipeline, "checkout", lambda *a: None):
+            self.stages(tmp, "userspace").stage_userspace(pipeline.Stage("userspace"))
+        # The cmake runs (after the headers' make): a clone elsewhere must hit.
+        for env in envs[1:]:
+            self.assertEqual(env["CCACHE_BASEDIR"], str(pipeline.ROOT))
+
     def test_lint_runs_flake8_and_clang_tidy(self):
         cmds = []
 
