@@ -94,11 +94,16 @@ def spdx_env(tree: Tree) -> SpdxEnv:
         return _spdx_env[key]
 
 
+def commit_refs(text: str) -> list[tuple[str, str]]:
+    """(id, subject) of each `commit <id> ("<subject>")` the text names (a
+    title may wrap)."""
+    return [(m["id"], m["subject"]) for m in COMMIT_REF_RE.finditer(" ".join(text.split()))]
+
+
 def referenced_ids(text: str) -> list[str]:
-    """The commit ids a message names: its Fixes: tags' and its `commit
-    <id> ("<subject>")` references' (a title may wrap)."""
+    """The commit ids a message names: its Fixes: tags' and its commit_refs()'."""
     ids = [m["id"] for m in map(FIXES_RE.match, text.splitlines()) if m]
-    return ids + [m["id"] for m in COMMIT_REF_RE.finditer(" ".join(text.split()))]
+    return ids + [sha for sha, _ in commit_refs(text)]
 
 
 def unresolved_ids(tree: Tree, text: str) -> list[str]:
@@ -182,14 +187,13 @@ def unknown_refs(tree: Tree, body: str, known: dict[str, str]) -> list[str]:
     subject that is not the commit's. checkpatch's UNKNOWN_COMMIT_ID is
     left out where the tree lacks the history; this checks them instead."""
     problems = []
-    for m in COMMIT_REF_RE.finditer(" ".join(body.split())):
-        hit = subject_of(tree, m["id"], known)
+    for sha, subject in commit_refs(body):
+        hit = subject_of(tree, sha, known)
         if hit is None:
-            problems.append(f"commit {m['id']} is neither in the tree's history nor in "
+            problems.append(f"commit {sha} is neither in the tree's history nor in "
                             "kernel/known-commits.txt")
-        elif hit != m["subject"]:
-            problems.append(f"commit {m['id']} is \"{hit}\", the message says "
-                            f"\"{m['subject']}\"")
+        elif hit != subject:
+            problems.append(f"commit {sha} is \"{hit}\", the message says \"{subject}\"")
     return problems
 
 
@@ -202,9 +206,9 @@ def verify_fixes(tree: Tree, commit: str, tree_name: str, known: dict[str, str])
     body = git(tree, "log", "-1", "--format=%B", commit)
     lines = [ln for ln in body.splitlines() if re.match(r"^\s*fixes:", ln, re.I)]
     problems = unknown_refs(tree, body, known)
-    if not lines and problems:
-        return Result("fail", "; ".join(problems))
     if not lines:
+        if problems:
+            return Result("fail", "; ".join(problems))
         if tree_name != "net":
             return Result("pass", "No Fixes tag")
         # A test of the fixes next to them fixes nothing itself.
