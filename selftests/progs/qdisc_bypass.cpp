@@ -305,6 +305,33 @@ CaseResult filter_removed_restores_bypass(const std::string &kind)
     return res;
 }
 
+// The root holding a filter replaced by pfifo_fast (another handle: the same handle
+// takes the same kind only). The old root is destroyed after the graft, and
+// tcf_block_put_ext() runs its chain-0 callback once more (head NULL) while chain 0 still
+// exists: sch_tree_lock() of the old root then takes the new root's lock
+// (qdisc_root_sleeping()), and the flag written must be the old root's. The new root
+// must bypass as a fresh one does, with no splat or hang (the VM runner reads the
+// console and times out).
+CaseResult replaced_with_filter_bypasses(const std::string &kind)
+{
+    const std::string what = concat("the pfifo_fast root that replaced ", kind, " with a filter");
+    Traffic t;
+    auto replace = [&](const TestDummy &dev) -> std::optional<CaseResult> {
+        if (auto o = add_filter(dev))
+            return o;
+        rtnl::QdiscSpec spec;
+        spec.ifindex = dev.ifindex();
+        spec.handle = rtnl::make_handle(2, 0);
+        spec.kind = "pfifo_fast";
+        return qdisc_failed(rtnl::qdisc_replace(rtnl::shared_socket(), spec),
+                            concat("replace root ", kind, " by pfifo_fast handle 2:"),
+                            "pfifo_fast");
+    };
+    if (auto o = traced_send(kind, {}, replace, t))
+        return *o;
+    return expect_traffic(t, 0, what);
+}
+
 // A qdisc whose limit is changed to 0 must drop every packet offered to it. The change
 // goes out over netlink with TCA_*_LIMIT = 0 (tc leaves a zero limit out of its request).
 CaseResult limit0_drops(const std::string &kind,
@@ -389,6 +416,11 @@ TEST_F(filter, filter_disables_bypass)
 TEST_F(filter, filter_removed_restores_bypass)
 {
     ksft::report(filter_removed_restores_bypass(variant->kind));
+}
+
+TEST_F(filter, replaced_with_filter_bypasses)
+{
+    ksft::report(replaced_with_filter_bypasses(variant->kind));
 }
 
 // The roots with a limit that may be 0.
