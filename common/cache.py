@@ -15,7 +15,7 @@ MARK = ".mqbypass-cache"
 # What the tooling makes at the cache's top level, as globs.
 ENTRIES = ("ws", "ws-*", "kselftest", "import.tmp.*", "base.git", "downloads", "tarballs",
            "ccache", "apt", "npm", "npm-tools", "tools", "clang-tidy-clean",
-           "cocci-cache-*.json", "check-results", "pipeline.lock", MARK)
+           "cocci-cache-*.json", "pipeline.lock", MARK)
 
 
 def cache_dir() -> Path:
