@@ -1,8 +1,11 @@
 """The checks stage: every patch of the applied series checked the way netdev
 CI (NIPA) does, under its check names (tools/series/checks/), the series
 checks, and the negative controls (both modes): crafted patches under
-ci/negative-controls/ that each named check must fail, for its own fault."""
+ci/negative-controls/ that each named check must fail, for its own fault.
+A patch whose content, checks and tools are those of a patch checked in a
+stage that passed gets that patch's results (ci/check_memo.py)."""
 
+import os
 import re
 import shutil
 import subprocess
@@ -14,7 +17,7 @@ from common.paths import ROOT
 from ci.pipeline_common import CACHE, CONFIGS, Stage, StageFailed, log, sh
 from ci.pipeline_tree import TreeStages
 from tools.series.checks import kbuild, patchwork, per_series, runner, source, xmit
-from ci import kconfig_tree, report
+from ci import check_memo, kconfig_tree, report
 from tools.series import series
 
 CONTROLS = ROOT / "ci/negative-controls"
@@ -118,8 +121,9 @@ class CheckStages(TreeStages):
                     "xmit_disasm": disasm},
             unavailable={**runner.mode_gates(self.mode),
                          **{n: b.unavailable for n, b in objects.items() if b.unavailable}})
-        runner.prepare(tree, commits, ctx)
-        reports = self.state.patch_reports = self.check_commits(tree, self.state.applied, ctx)
+        memo = self.results_memo(sources)
+        reports = self.state.patch_reports = self.check_commits(tree, self.state.applied, ctx,
+                                                                memo)
         # Series-level checks.
         infos = [per_series.series_info(ser) for ser in series.load_series()]
         results = self.state.series_results = per_series.series_checks(infos)
@@ -130,13 +134,14 @@ class CheckStages(TreeStages):
                 stage.cases.append(report.Case(f"checks.{r.tree}", f"{r.index:02d} {c} {r.subject}",
                                                res.status, res.message, res.details))
         log(patchwork.table(reports))
-        log("  time per check, all patches: " + ", ".join(
-            f"{c} {s:.0f}s" for c, s in sorted(ctx.seconds.items(), key=lambda x: -x[1])))
+        log("  time per check, all patches: " + (", ".join(
+            f"{c} {s:.0f}s" for c, s in sorted(ctx.seconds.items(), key=lambda x: -x[1]))
+            or "none checked"))
         bad = [r for r in reports if not r.ok]
         warned = [f"{r.index}:{c}" for r in reports for c in r.warnings]
         bad_series = [n for n, r in results.items() if r.status in ("fail", "warn")]
         # In both modes: the main mode's builds (build_32bit, ...) have controls too.
-        self.negative_controls(stage, tree, ctx)
+        self.negative_controls(stage, tree, ctx, memo)
         # Leave the tree and its build at the tip: that is the patched kernel.
         self.checkout(tree, self.state.tip)
         self.build(tree, out, "build-series", ["W=1"], row="patched")
@@ -149,10 +154,23 @@ class CheckStages(TreeStages):
                          f"{len(bad)} patch(es) failing; warnings (patch:check) "
                          f"{', '.join(warned) or 'none'}; series checks "
                          f"{'ok' if not bad_series else 'NOT GREEN: ' + ', '.join(bad_series)}")
+        stage.summary += f"; {memo.summary()}"
         if not config_ok:
             stage.summary += f"; {config_msg}"
         if bad or bad_series or not config_ok:
             raise StageFailed(stage.summary)
+        # Only a stage that passed as a whole keeps its results.
+        memo.save()
+
+    def results_memo(self, sources: Sequence[str]) -> check_memo.Memo:
+        """The stage's memory of checked patches, its fingerprint taken now:
+        the project's files, the fragments the builds use, the tools."""
+        frags = {*self.test_fragments(), *self.test_fragments([NO_WERROR])}
+        tools = check_memo.tool_versions(clang=find_clang()[1])
+        fresh = os.environ.get(check_memo.FRESH) == "1"
+        return check_memo.Memo(check_memo.Store(check_memo.STORE),
+                               check_memo.fingerprint(tools, sorted(frags)), sources,
+                               runner.CHECKS, fresh=fresh)
 
     def test_config(self, tree: Path) -> tuple[bool, str]:
         """The project's config fragments against the tree's x86_64 defconfig
@@ -224,13 +242,30 @@ class CheckStages(TreeStages):
 
     # -- per patch --------------------------------------------------------
     def check_commits(self, tree: Path, commits: Sequence[tuple[series.Series, Path, str]],
-                      ctx: runner.Context) -> list[patchwork.PatchReport]:
+                      ctx: runner.Context,
+                      memo: check_memo.Memo | None = None) -> list[patchwork.PatchReport]:
+        """Each commit's report: the stored one when memo holds its key, else
+        checked (runner.prepare's work for those only)."""
+        looked = [memo.look(tree, sha, ser.tree, ctx.recipients.get(sha), ctx.committer_signs,
+                            ctx.unavailable) if memo else None for ser, _, sha in commits]
+        todo = [sha for (_, _, sha), m in zip(commits, looked) if m is None or m.stored is None]
+        if todo:
+            runner.prepare(tree, todo, ctx)
         reports = []
-        for i, (ser, patch, sha) in enumerate(commits, 1):
+        for i, ((ser, patch, sha), m) in enumerate(zip(commits, looked), 1):
             subject = git(tree, "log", "-1", "--format=%s", sha)
-            log(f"  [{i}/{len(commits)}] {ser.name}: {subject}")
-            ctx.tree_name = ser.tree
-            r = runner.check_patch(tree, patchwork.PatchReport(i, ser.name, sha, subject), ctx)
+            if m is not None and m.stored is not None:
+                log(f"  [{i}/{len(commits)}] {ser.name}: {subject}: results reused "
+                    f"(key {m.key[:12]})")
+                r = patchwork.PatchReport(i, ser.name, sha, subject, m.stored["results"],
+                                          m.stored["to"], m.stored["cc"])
+            else:
+                log(f"  [{i}/{len(commits)}] {ser.name}: {subject}")
+                ctx.tree_name = ser.tree
+                r = runner.check_patch(tree, patchwork.PatchReport(i, ser.name, sha, subject),
+                                       ctx)
+                if memo is not None and m is not None:
+                    memo.remember(m, r)
             for c, one in r.results.items():
                 if one.status in ("fail", "warn"):
                     log(f"      {c}: {one.status.upper()} {one.message}")
@@ -238,7 +273,8 @@ class CheckStages(TreeStages):
         return reports
 
     # -- negative controls ---------------------------------------------------
-    def negative_controls(self, stage: Stage, tree: Path, ctx: runner.Context) -> None:
+    def negative_controls(self, stage: Stage, tree: Path, ctx: runner.Context,
+                          memo: check_memo.Memo | None = None) -> None:
         """Each crafted patch applied on the tip; every check named for it
         must fail it, naming its fault; a series made to break the series
         rules must fail each of them."""
@@ -255,7 +291,7 @@ class CheckStages(TreeStages):
             log(f"  negative control {name}")
             ctx.recipients[sha] = CONTROL_RECIPIENTS
             ser = series.Series("net-next", f"negative-control/{name}", Path("."), 1)
-            r = self.check_commits(tree, [(ser, Path(name), sha)], ctx)[0]
+            r = self.check_commits(tree, [(ser, Path(name), sha)], ctx, memo)[0]
             log(patchwork.table([r]))
             for check, text in want.items():
                 res = r.results[check]

@@ -53,7 +53,7 @@ PREFIX = "ci/"
 # Cache entries, as globs: the worktrees and builds; and with --all the rest.
 WORK = ("ws", "ws-*", "kselftest", "import.tmp.*")
 KEPT = ("base.git", "downloads", "tarballs", "ccache", "apt", "npm", "npm-tools", "tools",
-        "clang-tidy-clean", "cocci-cache-*.json")
+        "clang-tidy-clean", "cocci-cache-*.json", "check-results")
 LOCK = "pipeline.lock"
 # Branches of base.git that are not a developer's: import-base.sh's.
 BASE_BRANCHES = ("base",)
