@@ -38,7 +38,8 @@ from pathlib import Path
 from common.git import git_run
 from common.vm import run_vm
 from common import logs
-from common.stamp import build_source, source_stamp, write_source_stamp
+from common.stamp import (BUILD_SOURCE, build_source, source_stamp, tree_source,
+                          write_source_stamp)
 from tools.bench.bench_config import (ICOUNT_BOOTS, ICOUNT_GUARDS, ICOUNT_MIN_RUNS,
                                       ICOUNT_REPORTS)
 
@@ -376,12 +377,38 @@ def run(kernels: dict, out: Path, count: int = COUNT, reps: int = 3, boots: int 
     return data
 
 
+def built_tree(build: str | Path) -> Path:
+    """The kernel tree the build directory was built from, if it still holds
+    what was built (the commit and local changes of the build's stamp,
+    common.stamp); raises RuntimeError naming both otherwise."""
+    link = Path(build) / "source"
+    stamp = build_source(build)
+    if not link.is_dir() or not stamp.get("commit"):
+        raise RuntimeError(f"{build}: no source link or no {BUILD_SOURCE}: not a kernel build "
+                           "directory kernel/build.sh made")
+    src = link.resolve()
+    now = tree_source(src)
+    keys = ("commit", "dirty", "changes_sha256")
+    if any(now.get(k) != stamp.get(k) for k in keys):
+        def said(s):
+            return f"{str(s.get('commit'))[:12]}{' with local changes' if s.get('dirty') else ''}"
+        raise RuntimeError(f"{build} was built from {said(stamp)} of {src}, which now holds "
+                           f"{said(now)}: a module would see other headers; check out "
+                           f"{str(stamp['commit'])[:12]} there")
+    return src
+
+
 def build_dummy_module(build: str | Path, tree: str | Path, rev: str, dest: Path,
                        patch: str | Path | None = None, log_path: Path | None = None) -> Path:
     """dummy.ko built out of tree against the build directory `build` from
     drivers/net/dummy.c at rev of the git tree `tree`, with `patch` applied
-    (patch -p3: a patch of drivers/net/dummy.c). Returns the module's path;
-    raises RuntimeError when a step fails (its output in log_path)."""
+    (patch -p3: a patch of drivers/net/dummy.c). It is compiled with the
+    headers of the tree the build was made from (the build's `source` link),
+    which must still hold the commit the build's stamp names, and the make
+    runs there with O=build: a copied build directory's own Makefile names
+    the directory it was copied from. Returns the module's path; raises
+    RuntimeError when the tree moved or a step fails (its output in log_path)."""
+    src = built_tree(build)
     shutil.rmtree(dest, ignore_errors=True)
     dest.mkdir(parents=True)
     (dest / "Kbuild").write_text("obj-m := dummy.o\n")
@@ -404,8 +431,8 @@ def build_dummy_module(build: str | Path, tree: str | Path, rev: str, dest: Path
     step(["git", "-C", str(tree), "show", f"{rev}:drivers/net/dummy.c"], dest / "dummy.c")
     if patch:
         step(["patch", "-p3", "-i", str(Path(patch).resolve())])
-    step(["make", "-C", str(Path(build).resolve()), f"M={dest.resolve()}", "CC=ccache gcc",
-          "modules"])
+    step(["make", "-C", str(src), f"O={Path(build).resolve()}", f"M={dest.resolve()}",
+          "CC=ccache gcc", "modules"])
     ko = dest / "dummy.ko"
     if not ko.is_file():
         raise RuntimeError(f"dummy module for {dest.name}: no {ko}")

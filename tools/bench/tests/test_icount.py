@@ -14,6 +14,7 @@ import unittest
 from pathlib import Path
 from unittest import mock
 
+from common import stamp
 from common.vm import VmResult
 from common.paths import ROOT
 from tools.bench import bench_config, icount
@@ -355,14 +356,15 @@ class GuardTest(unittest.TestCase):
 FAKE_MAKE = """#!/bin/sh
 for a; do case $a in M=*) m=${a#M=} ;; esac; done
 [ -z "$FAIL_MAKE" ] || { echo "make: error" ; exit 2; }
+echo "$@" > "$m/make.args"
 cp "$m/dummy.c" "$m/dummy.ko"
 """
 
 
 class DummyModuleTest(unittest.TestCase):
     """build_dummy_module: dummy.c from a git tree's revision, the patch
-    applied, make M=... against the build; `make` is a script that copies the
-    source to dummy.ko."""
+    applied, make M=... against the build, in the tree the build was made
+    from; `make` is a script that copies the source to dummy.ko."""
 
     def setUp(self):
         tmp = tempfile.TemporaryDirectory()
@@ -375,6 +377,10 @@ class DummyModuleTest(unittest.TestCase):
         for cmd in (["init", "-q"], ["add", "."],
                     ["-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "c"]):
             subprocess.run(["git", "-C", str(self.tree), *cmd], check=True)
+        # The build directory: kernel/build.sh's source link and stamp.
+        (self.tmp / "build").mkdir()
+        (self.tmp / "build/source").symlink_to(self.tree)
+        stamp.write_build_source(self.tree, self.tmp / "build")
         self.patch = self.tmp / "x.patch"
         self.patch.write_text("about the patch\n\n--- a/drivers/net/dummy.c\n"
                               "+++ b/drivers/net/dummy.c\n@@ -2,4 +2,4 @@\n int dummy_xmit(void)\n"
@@ -396,6 +402,30 @@ class DummyModuleTest(unittest.TestCase):
         ko = icount.build_dummy_module(self.tmp / "build", self.tree, "HEAD",
                                        self.tmp / "m" / "atomic")
         self.assertIn("return 0;", ko.read_text())
+
+    def test_made_in_the_builds_tree_with_the_build_as_output(self):
+        # A copied build directory's Makefile names the one it was copied
+        # from: make runs in the source tree with O= the build.
+        ko = icount.build_dummy_module(self.tmp / "build", self.tree, "HEAD", self.tmp / "m")
+        args = (ko.parent / "make.args").read_text().split()
+        self.assertEqual(args[:3], ["-C", str(self.tree.resolve()),
+                                    f"O={(self.tmp / 'build').resolve()}"])
+
+    def test_a_tree_moved_since_the_build_is_refused_before_anything_is_written(self):
+        (self.tree / "drivers/net/dummy.c").write_text("changed\n")
+        with self.assertRaisesRegex(RuntimeError, "built from [0-9a-f]{12} of .*which now "
+                                    "holds [0-9a-f]{12} with local changes"):
+            icount.build_dummy_module(self.tmp / "build", self.tree, "HEAD", self.tmp / "m")
+        self.assertFalse((self.tmp / "m").exists())
+        subprocess.run(["git", "-C", str(self.tree), "-c", "user.name=t", "-c", "user.email=t@t",
+                        "commit", "-qam", "d"], check=True)
+        with self.assertRaisesRegex(RuntimeError, "check out [0-9a-f]{12} there"):
+            icount.build_dummy_module(self.tmp / "build", self.tree, "HEAD", self.tmp / "m")
+
+    def test_a_directory_without_the_builds_stamp_is_refused(self):
+        (self.tmp / "build" / stamp.BUILD_SOURCE).unlink()
+        with self.assertRaisesRegex(RuntimeError, "not a kernel build directory"):
+            icount.build_dummy_module(self.tmp / "build", self.tree, "HEAD", self.tmp / "m")
 
     def test_a_failed_step_is_an_error(self):
         with self.assertRaisesRegex(RuntimeError, "git exited"):
