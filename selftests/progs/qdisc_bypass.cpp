@@ -209,24 +209,39 @@ rtnl::MatchallSpec matchall_at_root(const TestDummy &dev)
     return rtnl::root_matchall_to_flow1(dev.ifindex());
 }
 
-std::optional<CaseResult> add_filter(const TestDummy &dev)
+// Adds the matchall filter; a kernel without matchall skips the case.
+std::optional<CaseResult> add_matchall(const TestDummy &dev, const rtnl::MatchallSpec &filter)
 {
-    const Status st = rtnl::filter_add(rtnl::shared_socket(), matchall_at_root(dev));
+    const Status st = rtnl::filter_add(rtnl::shared_socket(), filter);
     if (st.ok())
         return std::nullopt;
     if (st.err == ENOENT)
         return CaseResult::skip(concat("matchall classifier not available (", st.str(), ")"));
-    return CaseResult::fail(
-            concat("add matchall filter at parent 1: of ", dev.name(), ": ", st.str()));
+    return CaseResult::fail(concat("add matchall filter at parent ",
+                                   rtnl::format_handle(filter.parent), " of ", dev.name(), ": ",
+                                   st.str()));
+}
+
+std::optional<CaseResult> add_and_delete_matchall(const TestDummy &dev,
+                                                  const rtnl::MatchallSpec &filter)
+{
+    if (auto o = add_matchall(dev, filter))
+        return o;
+    if (Status st = rtnl::filter_delete(rtnl::shared_socket(), filter); !st.ok())
+        return CaseResult::fail(concat("delete the matchall filter at parent ",
+                                       rtnl::format_handle(filter.parent), ": ", st.str()));
+    return std::nullopt;
+}
+
+// The root's filter, as traced_send() prepares a root.
+std::optional<CaseResult> add_filter(const TestDummy &dev)
+{
+    return add_matchall(dev, matchall_at_root(dev));
 }
 
 std::optional<CaseResult> add_and_delete_filter(const TestDummy &dev)
 {
-    if (auto o = add_filter(dev))
-        return o;
-    if (Status st = rtnl::filter_delete(rtnl::shared_socket(), matchall_at_root(dev)); !st.ok())
-        return CaseResult::fail(concat("delete the matchall filter: ", st.str()));
-    return std::nullopt;
+    return add_and_delete_matchall(dev, matchall_at_root(dev));
 }
 
 std::string fmt_new_flows(const Traffic &t)
@@ -439,16 +454,27 @@ TEST_F(limit0, limit0_drops)
     ksft::report(limit0_drops(variant->kind, variant->options));
 }
 
+// A traced 2-queue dummy with an mq root: where the mq cases start.
+struct MqDummy {
+    Tracer tracer;
+    const TestDummy dev{dummy(2)};
+
+    std::optional<CaseResult> setup()
+    {
+        if (auto o = tracer.unavailable())
+            return o;
+        if (!dev.ok())
+            return dev.error();
+        return set_root(dev, "mq");
+    }
+};
+
 TEST_RESULT(mq_children_bypass)
 {
-    Tracer tracer;
-    if (auto o = tracer.unavailable())
+    MqDummy mq;
+    if (auto o = mq.setup())
         return *o;
-    const TestDummy dev(dummy(2));
-    if (!dev.ok())
-        return dev.error();
-    if (auto o = set_root(dev, "mq"))
-        return *o;
+    const TestDummy &dev = mq.dev;
 
     // mq gives every TX queue the default qdisc (pfifo_fast unless net.core.default_qdisc
     // says otherwise): make sure both are pfifo_fast.
@@ -484,7 +510,7 @@ TEST_RESULT(mq_children_bypass)
             return CaseResult::skip(concat("cannot map CPU i to tx-i with XPS: ", err));
     }
     Traffic t;
-    if (auto o = send(dev, cpus, kPackets / cpus.size(), false, &tracer, t))
+    if (auto o = send(dev, cpus, kPackets / cpus.size(), false, &mq.tracer, t))
         return *o;
     CaseResult res = expect_traffic(t, 0, "the idle pfifo_fast children of mq");
     if (!notes.empty())
@@ -498,14 +524,10 @@ TEST_RESULT(mq_children_bypass)
 // child): no packet may be enqueued once the children have no filter left.
 TEST_RESULT(mq_fq_codel_children_filter_removed_restores_bypass)
 {
-    Tracer tracer;
-    if (auto o = tracer.unavailable())
+    MqDummy mq;
+    if (auto o = mq.setup())
         return *o;
-    const TestDummy dev(dummy(2));
-    if (!dev.ok())
-        return dev.error();
-    if (auto o = set_root(dev, "mq"))
-        return *o;
+    const TestDummy &dev = mq.dev;
     for (std::uint32_t queue = 1; queue <= 2; ++queue) {
         rtnl::QdiscSpec child;
         child.ifindex = dev.ifindex();
@@ -520,19 +542,11 @@ TEST_RESULT(mq_fq_codel_children_filter_removed_restores_bypass)
         filter.ifindex = dev.ifindex();
         filter.parent = child.handle;
         filter.classid = rtnl::make_handle(1 + queue, 1);
-        if (Status st = rtnl::filter_add(rtnl::shared_socket(), filter); !st.ok()) {
-            if (st.err == ENOENT)
-                return CaseResult::skip(
-                        concat("matchall classifier not available (", st.str(), ")"));
-            return CaseResult::fail(concat("add matchall filter at parent ",
-                                           rtnl::format_handle(child.handle), ": ", st.str()));
-        }
-        if (Status st = rtnl::filter_delete(rtnl::shared_socket(), filter); !st.ok())
-            return CaseResult::fail(concat("delete the matchall filter at parent ",
-                                           rtnl::format_handle(child.handle), ": ", st.str()));
+        if (auto o = add_and_delete_matchall(dev, filter))
+            return *o;
     }
     Traffic t;
-    if (auto o = send(dev, cpus_for(1), kPackets, false, &tracer, t))
+    if (auto o = send(dev, cpus_for(1), kPackets, false, &mq.tracer, t))
         return *o;
     CaseResult res = expect_traffic(t, 0, "the fq_codel children of mq whose filters were deleted");
     if (res.result == ksft::Result::fail && t.enqueues == kPackets)
