@@ -270,9 +270,14 @@ class CraftedTest(unittest.TestCase):
             self.assertEqual(len(claim_problems(tmp)), 6)
 
     def test_cover_and_design_base_changed(self):
+        # The base's start_xmit count as both documents quote it, 100 less.
+        rows = json.loads((ROOT / "Documentation/results/icount-designs/icount.json").read_text())
+        base = next(r["median"] for r in rows["rows"]
+                    if (r["scenario"], r["kernel"]) == ("q2_start_xmit", "base"))
+        old, new = f"{base:.1f}", f"{base - 100:.1f}"
         self.assertTrue(self.problems_after(
-            "patches/net-next/dummy-mq/0000-cover-letter.patch", "1829.8", "1729.8"))
-        self.assertTrue(self.problems_after("Documentation/design.md", "1829.8", "1729.8"))
+            "patches/net-next/dummy-mq/0000-cover-letter.patch", old, new))
+        self.assertTrue(self.problems_after("Documentation/design.md", old, new))
 
     def test_a_bench_ratio_added_to_a_cover_is_no_claim(self):
         # The old check accepted a ratio matching any row of the record.
@@ -282,12 +287,19 @@ class CraftedTest(unittest.TestCase):
         self.assertTrue(any("'1.67'" in p for p in problems), problems)
 
     def test_a_record_value_changed(self):
-        self.assertTrue(self.problems_after(
-            "Documentation/results/icount-designs/icount.json", '"median": 1837.75',
-            '"median": 1838.75'))
-        self.assertTrue(self.problems_after(
-            "Documentation/results/test-run/summary.md", "| vm | pass | 16.1 |",
-            "| vm | pass | 16.9 |"))
+        # A quoted row of each record, one more than it was.
+        for rel, pattern, fmt in (
+                ("Documentation/results/icount-designs/icount.json",
+                 r'"scenario": "q2_start_xmit",\s*"kernel": "patched",\s*"median": ([\d.]+)',
+                 "{:.2f}"),
+                ("Documentation/results/test-run/summary.md", r"^\| vm \| pass \| ([\d.]+) \|",
+                 "{:.1f}")):
+            text = (ROOT / rel).read_text()
+            m = re.search(pattern, text, re.M)
+            self.assertIsNotNone(m, rel)
+            old = m[0]
+            new = old[:m.start(1) - m.start()] + fmt.format(float(m[1]) + 1)
+            self.assertTrue(self.problems_after(rel, old, new), rel)
 
     def test_once_unrecorded_numbers_now_bound(self):
         # Each was listed as measured once with no record: changing it passed.
