@@ -126,8 +126,9 @@ def ratio(scenario, kernel, base):
 
 CLAIMS = [
     # README.md: the test command's records and the main job's vm stage.
-    C(README, "test-run/test.log", "kernel sources just before) took {} min, {} passed, {} failed",
-      TOTAL, PASSED, FAILED),
+    C(README, "test-run/test.log", "check results reused) took {} min, {} passed, {} failed: the "
+      "vm stage {} and icount {} of it", TOTAL, PASSED, FAILED, r"/^vm\s+PASS\s+(\S+) min/",
+      r"/^icount\s+PASS\s+(\S+) min/"),
     C(README, "test-run/summary.md", "the icount stage, {} min in the warm record",
       "[stage=icount].minutes"),
     C(README, "test-run/cold/test.log", "in the warm record) took {} min on this machine,",
@@ -136,7 +137,9 @@ CLAIMS = [
       "on this machine, build-base {}, checks {} and kunit {} of them",
       "[stage=build-base].minutes", "[stage=checks].minutes", "[stage=kunit].minutes"),
     C(README, "main-vm/base/tc-testing.out", "tc-testing's whole suite ({} cases)", TDC_CASES),
-    C(README, "test-run/summary.md", "with the builds this command leaves to `--build`: {} min",
+    C(README, "test-run/cold/summary.md", "`--build`: {} min in its cold record",
+      "[stage=checks].minutes"),
+    C(README, "test-run/summary.md", "(`Documentation/results/test-run/cold/`), {} min",
       "[stage=checks].minutes"),
 
     # Documentation/results/README.md, "Test runs".
@@ -186,7 +189,7 @@ CLAIMS = [
       "net kernel {}, no-callback kernel\n {}, all as expected.",
       VM_CASES, VM_CONTROLS,
       r"/net kernel: (\d+) case/", r"/no-callback kernel: (\d+) case/"),
-    C(RESULTS, "b4/b4.md", "de09562 above (`source.json`): {} series,",
+    C(RESULTS, "b4/b4.md", "e584319 above (`source.json`): {} series,",
       r"count/^\| [\w/-]+ \| prep \|/"),
     # Documentation/results/README.md, the debug kernels (vm-debug/).
     C(RESULTS, "vm-debug/stage.log", "test command's run of the same clone: PASS in {} min, "
@@ -294,12 +297,13 @@ CLAIMS = [
       r"/booting the base kernel \(TCG\) and running (\d+) program/",
       r"/booting the patched kernel \(TCG\) and running (\d+) program/", PASSED, FAILED, SKIPPED),
     C(PIPELINE, "test-run/test.log",
-      "fresh clone of de09562, every kernel object in ccache from an interrupted cold run of "
-      "the same kernel sources, nothing beside it, the same machine | **{} min**:", TOTAL),
+      "the check results stored), nothing beside it, the same machine | **{} min**:", TOTAL),
     C(PIPELINE, "test-run/summary.md",
-      "min**: setup {}, base {}, apply {}, userspace {}, host-tests {}, build-base {}, checks {}, "
-      "submission {}, kunit {}, vm {} (tc-testing", *stages(
-          "setup base apply userspace host-tests build-base checks submission kunit vm")),
+      "min**: setup {}, base {}, apply {}, userspace {}, host-tests {}, build-base {}, checks {} "
+      "({} of {} patches' results reused), submission {}, kunit {}, vm {} (tc-testing",
+      *stages("setup base apply userspace host-tests build-base checks"),
+      r"/results of (\d+) of \d+ patches reused/", r"/results of \d+ of (\d+) patches reused/",
+      *stages("submission kunit vm")),
     C(PIPELINE, "test-run/test.log",
       "(tc-testing {} s on the patched kernel), icount {}; {} passed, "
       "{} failed | Documentation/results/test-run/ |", TDC_SECONDS_PATCHED,
@@ -525,6 +529,8 @@ LISTED = [
     H(PIPELINE, "| historical: `Documentation/results/test-run/cold/` of ee7cdcf |",
       "its row's source"),
     H(PIPELINE, "| historical: ee031c8's message |", "its row's source"),
+    H(PIPELINE, "| historical: `Documentation/results/test-run/` of c93ed9b |",
+      "its row's source"),
     H(PIPELINE, "| historical: `Documentation/results/test-run/cold/` of ee031c8 |",
       "its row's source"),
     H(PIPELINE, "(the 70.9 and 62.3 min rows, `test-run/cold/` of ee031c8)", "those rows"),
