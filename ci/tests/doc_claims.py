@@ -370,12 +370,20 @@ CLAIMS = [
     C(DESIGN, "icount-designs/icount.json",
       "the atomic design on this tip\n ({}); the lock design is {}.",
       delta("q2_start_xmit", "atomic"), delta("q2_start_xmit", "lock")),
-    C(DESIGN, "icount-designs/icount.json", "fewer than this version's {}, because",
+    C(DESIGN, "icount/icount.json", "adds {} built in (`icount/`)",
       delta("q2_start_xmit", "patched")),
+    C(DESIGN, "icount-designs/icount.json", "(`icount/`) and {} as a module:",
+      delta("q2_start_xmit", "patched")),
+    # design.md section 3, under contention: bench-design/.
+    C(DESIGN, "bench-design/bench.json", "the lock design runs at {}x ({}-{}) of the base and "
+      "this series at {}x ({}-{}), or {}x ({}-{}) of the lock design", *CI("D-onequeue-lock"),
+      *CI("D-onequeue-atomic"), *CI("D-onequeue-lock-atomic")),
+    C(DESIGN, "bench-design/bench.json", "the series {}x ({}-{}), the lock design {}x ({}-{})",
+      *CI("D-xps-atomic"), *CI("D-xps-lock")),
 
     # Documentation/design.md "The sinks, measured": bench-sinks/ and icount/.
     C(DESIGN, "bench-sinks/bench.json",
-      "scenarios in one run, {} repetitions, of the previous version",
+      "scenarios in one run, {} repetitions, this version's",
       "comparisons[key=Sink-veth].repetitions"),
     C(DESIGN, "bench-sinks/bench.json",
       "| dummy | 1 ({}M pps) | 1 ({}M pps) | qstats for 2 TX queues; "
@@ -389,8 +397,8 @@ CLAIMS = [
     C(DESIGN, "bench-sinks/bench.json", "| netdevsim | {}x (95% CI {}-{}) | {}x (95% CI {}-{}) |",
       *CI("Sink-nsim"), *CI("Sink-nsim-xps")),
     C(DESIGN, "bench-sinks/bench.json",
-      "with XPS (netdevsim {}x, {}-{}; without\n XPS its interval "
-      "is wide, {}-{};", *CI("Sink-nsim-xps"), *CI("Sink-nsim")[1:]),
+      "intervals (netdevsim {}x, {}-{}, with XPS; {}x, {}-{},\n without;",
+      *CI("Sink-nsim-xps"), *CI("Sink-nsim")),
     C(DESIGN, "icount/icount.json",
       "(`icount/`: {} instructions against netdevsim's {} and veth's\n {},",
       median("q2_mq", "patched"), median("sink_nsim_mq", "patched"),
@@ -538,12 +546,15 @@ LISTED = [
     H(PIPELINE, "### Where a cold run goes", "the \"Measured times\" rows it names, each with its "
       "source", "section"),
     L(PIPELINE, "churn at 60 s, each VM given 3 hours", SETTING),
+    L(DESIGN, "`Documentation/results/bench-design/`: 15 pairs of 3 s, the", SETTING),
+    H(DESIGN, "without; the run of 49c91aa before this one put netdevsim at 0.94x,",
+      "`bench-sinks/` of 49c91aa (git show e8576fc:Documentation/results/bench-sinks/bench.md)"),
     H(PIPELINE, "took 36.6 min, debug VM 1740 s, KCSAN VM 331 s", "`Documentation/results/"
       "vm-debug/` of 14dd997"),
     # The previous version's (v3's) own count, from the icount/ record it had.
     H(DESIGN, 'Its "+7 instructions" is the cost on one CPU', V3_ICOUNT),
     H(DESIGN, "| per-queue atomics (v3) | +7.0 / +7.0 / +6.7 as v3 counted them", V3_ICOUNT),
-    H(DESIGN, "+7.0, fewer than this version's", V3_ICOUNT),
+    H(DESIGN, "+7.0 built into the kernel (`icount/` of cfcbf3e), this version's", V3_ICOUNT),
     H(DUMMY, "The previous version's atomic counters alone counted +7.0 on", V3_ICOUNT),
     H(RESULTS, "counters, +7.0 on start_xmit) is `git show", V3_ICOUNT),
 ]
