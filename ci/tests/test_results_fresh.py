@@ -124,6 +124,29 @@ def selftests_only(root, commit, name):
     return bool(paths) and all(p.startswith(SELFTESTS) for p in paths)
 
 
+def patch_code(text):
+    """A patch file's diffs: from its first "diff --git" line, without the
+    "index" lines (blob ids, which an earlier patch's change moves) and the
+    format-patch signature."""
+    start = text.find("\ndiff --git ")
+    if start < 0 and not text.startswith("diff --git "):
+        return None
+    body = text[start + 1:] if start >= 0 else text
+    body = re.split(r"^-- \n", body, flags=re.M)[0]
+    return [ln for ln in body.splitlines() if not ln.startswith("index ")]
+
+
+def message_only(root, commit, name):
+    """Whether the patch file `name` changed from commit to the work tree in
+    its message alone (both versions there, their diffs the same)."""
+    old = git(root, "show", f"{commit}:{name}", check=False)
+    new = root / name
+    if old.returncode or not new.is_file():
+        return False
+    code = patch_code(old.stdout)
+    return code is not None and code == patch_code(new.read_text())
+
+
 def changed_inputs(root, commit, stage):
     """The inputs of stage (common/record_inputs.py) that changed from
     commit to the work tree, untracked ones included."""
@@ -134,7 +157,8 @@ def changed_inputs(root, commit, stage):
                    *spec).stdout.split()
     if inputs.kernel_only:
         changed = [n for n in changed
-                   if not (n.startswith("patches/") and selftests_only(root, commit, n))]
+                   if not (n.startswith("patches/") and (selftests_only(root, commit, n)
+                                                         or message_only(root, commit, n)))]
     return changed
 
 
@@ -435,6 +459,28 @@ class CraftedResultsTest(unittest.TestCase):
         # A patch that also touches the kernel, in either version, is an input.
         self.write("patches/net/qdisc/0002-test.patch",
                    selftest + "diff --git a/net/sched/x.c b/net/sched/x.c\n")
+        self.assertIn("bench/bench.json: its inputs changed since", results_problems(self.root)[1])
+
+    def test_patch_message_is_no_input_of_the_benchmark(self):
+        def patch(message, code):
+            return (f"From 0 Mon Sep 17 00:00:00 2001\nSubject: [PATCH] x\n\n{message}\n---\n"
+                    f" x.c | 1 +\n\ndiff --git a/net/sched/x.c b/net/sched/x.c\n"
+                    f"index 1..2 100644\n{code}-- \n2.39.5\n")
+        self.write("patches/net/qdisc/0002-x.patch", patch("costs 7.0", "+a\n"))
+        self.commit("x")
+        stamp = {"commit": git(self.root, "rev-parse", "HEAD").stdout.strip(), "dirty": False,
+                 "patches_sha256": patches_digest_at(self.root, "HEAD")}
+        self.write(f"{RESULTS}/bench/bench.json", json.dumps({"environment": {"source": stamp}}))
+        self.write(f"{RESULTS}/b4/source.json", json.dumps(stamp))
+        self.commit("results")
+        # The message quotes the record anew; the index line moved.
+        self.write("patches/net/qdisc/0002-x.patch",
+                   patch("costs 7.2", "+a\n").replace("index 1..2", "index 3..2"))
+        self.assertEqual(results_problems(self.root), [
+            f"b4/source.json: its inputs changed since {stamp['commit'][:12]}: "
+            "patches/net/qdisc/0002-x.patch, and README.md does not list it as stale"])
+        # Its code changed: the benchmark's kernels did too.
+        self.write("patches/net/qdisc/0002-x.patch", patch("costs 7.2", "+b\n"))
         self.assertIn("bench/bench.json: its inputs changed since", results_problems(self.root)[1])
 
     def test_new_patch_since(self):
