@@ -36,7 +36,8 @@ class Inputs:
     paths: tuple[str, ...]
     modules: tuple[str, ...] = ()
     # A record of the kernels alone: a patch that touches only
-    # tools/testing/selftests/, before and after, is no input.
+    # tools/testing/selftests/, before and after, is no input, nor one
+    # whose message alone changed.
     kernel_only: bool = False
 
 
