@@ -554,7 +554,7 @@ LISTED = [
       "source", "section"),
     L(PIPELINE, "churn at 60 s, each VM given 3 hours", SETTING),
     L(DESIGN, "`Documentation/results/bench-design/`: 15 pairs of 3 s, the", SETTING),
-    H(DESIGN, "without; the run of 49c91aa before this one put netdevsim at 0.94x,",
+    H(DESIGN, "without; an earlier run, of 49c91aa, put netdevsim at 0.94x,",
       "`bench-sinks/` of 49c91aa (git show e8576fc:Documentation/results/bench-sinks/bench.md)"),
     H(PIPELINE, "took 36.6 min, debug VM 1740 s, KCSAN VM 331 s", "`Documentation/results/"
       "vm-debug/` of 14dd997"),
