@@ -191,7 +191,7 @@ CLAIMS = [
       "net kernel {}, no-callback kernel\n {}, all as expected.",
       VM_CASES, VM_CONTROLS,
       r"/net kernel: (\d+) case/", r"/no-callback kernel: (\d+) case/"),
-    C(RESULTS, "b4/b4.md", "e584319 above (`source.json`): {} series,",
+    C(RESULTS, "b4/b4.md", "9b6188b above (`source.json`): {} series,",
       r"count/^\| [\w/-]+ \| prep \|/"),
     # Documentation/results/README.md, the debug kernels (vm-debug/).
     C(RESULTS, "vm-debug/stage.log", "test command's run of the same clone: PASS in {} min, "
@@ -299,7 +299,7 @@ CLAIMS = [
       r"/booting the base kernel \(TCG\) and running (\d+) program/",
       r"/booting the patched kernel \(TCG\) and running (\d+) program/", PASSED, FAILED, SKIPPED),
     C(PIPELINE, "test-run/test.log",
-      "the check results stored), nothing beside it, the same machine | **{} min**:", TOTAL),
+      "patches stored), nothing beside it, the same machine | **{} min**:", TOTAL),
     C(PIPELINE, "test-run/summary.md",
       "min**: setup {}, base {}, apply {}, userspace {}, host-tests {}, build-base {}, checks {} "
       "({} of {} patches' results reused), submission {}, kunit {}, vm {} (tc-testing",
