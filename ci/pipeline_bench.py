@@ -11,8 +11,10 @@ target "not met" with confidence, or one still inconclusive at the cap (a
 guard, a bound on code that is the same on both sides, only when not met)."""
 
 import argparse
+import hashlib
 import json
 import os
+import shutil
 import time
 
 from common.git import git
@@ -20,7 +22,7 @@ from common.paths import ROOT
 from common.stamp import write_source_stamp
 from ci.pipeline_common import CONFIGS, BuildProgress, StageFailed, log, sh
 from ci.pipeline_tree import TreeStages
-from ci import report
+from ci import icount_memo, report
 from tools.bench.bench_config import (ICOUNT_BOOTS, ICOUNT_COUNTER_GUARD,
                                       ICOUNT_COUNTER_VARIANTS, ICOUNT_GUARDS,
                                       ICOUNT_PATH_GUARDS, failed_targets, passing_guard)
@@ -112,30 +114,29 @@ class BenchStages(TreeStages):
         out = self.results / "icount"
         tree, tip, patched = self.state.series_tree, self.state.tip, self.state.patched_kernel
         self.checkout(tree, tip)
-        kernels, modules, sources = {"base": (self.state.base_kernel, None)}, {}, {}
-        try:
-            # The designs not chosen always: the counters guard's negative controls;
-            # the series' own dummy.c built the same way in the main command.
-            variants = ([(label, ROOT / patch) for label, patch in ICOUNT_COUNTER_VARIANTS.items()]
-                        + ([("series-ext", None)] if full else []))
-            for label, patch in variants:
-                ko = icount.build_dummy_module(
-                    patched, tree, tip, self.state.ws / "series/icount-modules" / label,
-                    patch, log_path=self.logfile(f"icount-module-{label}"))
-                kernels[label] = (patched, str(ko))
-                modules[label] = icount.module_note("the series", tip, patch and
-                                                    patch.relative_to(ROOT))
-                sources[label] = icount.module_source(tree, tip, patch)
-            kernels["patched"] = (patched, None)
-            scenarios = list(icount.SCENARIOS) if full else icount.guard_scenarios()
-            boots = ICOUNT_BOOTS
-            t0 = time.monotonic()
-            data = icount.run(kernels, out, reps=ICOUNT_REPS, boots=boots, scenarios=scenarios,
-                              modules=modules, sources=sources, stages=self.made_by("icount"))
-        except RuntimeError as err:
-            raise StageFailed(f"icount: {err}") from err
-        log(f"  icount: {len(kernels)} kernels x {boots} boot(s) x {len(scenarios)} scenarios "
-            f"x {ICOUNT_REPS} runs in {time.monotonic() - t0:.0f}s")
+        # The designs not chosen always: the counters guard's negative controls;
+        # the series' own dummy.c built the same way in the main command.
+        variants = ([(label, ROOT / patch) for label, patch in ICOUNT_COUNTER_VARIANTS.items()]
+                    + ([("series-ext", None)] if full else []))
+        sources = {label: icount.module_source(tree, tip, patch) for label, patch in variants}
+        scenarios = list(icount.SCENARIOS) if full else icount.guard_scenarios()
+        parts = icount_memo.key_parts(
+            {"base": icount_memo.kernel_part(self.state.base_kernel, None),
+             **{label: icount_memo.kernel_part(patched, sources[label]) for label in sources},
+             "patched": icount_memo.kernel_part(patched, None)},
+            {"patch": hashlib.sha256(ICOUNT_NEGATIVE.read_bytes()).hexdigest(),
+             "on": icount_memo.kernel_part(patched, None)},
+            scenarios, ICOUNT_REPS, ICOUNT_BOOTS, icount.COUNT)
+        memo_key = icount_memo.key(parts)
+        kept = icount_memo.get(memo_key)
+        if kept:
+            data, negative_runs, made = self.icount_reuse(kept)
+            reused = f"; runs of {made} reused (same kernels, modules and icount code)"
+            log(f"  icount: the runs of key {memo_key[:12]} reused, made by {made}: the "
+                "same kernels, modules, icount code and tools (ICOUNT_FRESH=1 boots again)")
+        else:
+            data, reused = self.icount_measure(variants, sources, scenarios), ""
+            negative_runs = None
         log((out / "icount.md").read_text())
         guards = data["guards"]
         stage.cases.extend(icount_cases(guards))
@@ -151,7 +152,7 @@ class BenchStages(TreeStages):
             if not design_caught:
                 missed_designs.append(f"{label}: {design_why}")
         t0 = time.monotonic()
-        caught, why = self.icount_negative_control(data["runs"]["base"])
+        caught, why = self.icount_negative_control(data["runs"]["base"], negative_runs)
         log(f"  icount negative control in {time.monotonic() - t0:.0f}s: {why}")
         stage.cases.append(report.Case("icount", "negative control",
                                        "pass" if caught else "fail", why))
@@ -161,7 +162,7 @@ class BenchStages(TreeStages):
         rejected = "".join(f"; {len(b)} boot(s) of {k} left out for disagreeing"
                            for k, b in data.get("rejected", {}).items())
         stage.summary = (f"{len(ICOUNT_GUARDS) - len(not_met)}/{len(ICOUNT_GUARDS)} guards met"
-                         f"{rejected}; "
+                         f"{rejected}{reused}; "
                          f"negative control ({ICOUNT_NEGATIVE.name}): "
                          f"{'caught' if caught else 'MISSED'}; counters negative controls "
                          f"({', '.join(ICOUNT_COUNTER_VARIANTS)} designs): "
@@ -173,15 +174,61 @@ class BenchStages(TreeStages):
                               + ("" if caught else f"\nnegative control: {why}")
                               + "".join(f"\ncounters negative control missed, {m}"
                                         for m in missed_designs))
+        if not kept:
+            icount_memo.put(memo_key, parts, self.results)
 
-    def icount_negative_control(self, base_runs):
+    def icount_measure(self, variants, sources, scenarios):
+        """The counter designs' dummy modules built on the patched build,
+        every kernel booted ICOUNT_BOOTS times: icount.run()'s data."""
+        from tools.bench import icount  # noqa: PLC0415
+        tree, tip, patched = self.state.series_tree, self.state.tip, self.state.patched_kernel
+        kernels, modules = {"base": (self.state.base_kernel, None)}, {}
+        try:
+            for label, patch in variants:
+                ko = icount.build_dummy_module(
+                    patched, tree, tip, self.state.ws / "series/icount-modules" / label,
+                    patch, log_path=self.logfile(f"icount-module-{label}"))
+                kernels[label] = (patched, str(ko))
+                modules[label] = icount.module_note("the series", tip, patch and
+                                                    patch.relative_to(ROOT))
+            kernels["patched"] = (patched, None)
+            t0 = time.monotonic()
+            data = icount.run(kernels, self.results / "icount", reps=ICOUNT_REPS,
+                              boots=ICOUNT_BOOTS, scenarios=scenarios, modules=modules,
+                              sources=sources, stages=self.made_by("icount"))
+        except RuntimeError as err:
+            raise StageFailed(f"icount: {err}") from err
+        log(f"  icount: {len(kernels)} kernels x {ICOUNT_BOOTS} boot(s) x {len(scenarios)} "
+            f"scenarios x {ICOUNT_REPS} runs in {time.monotonic() - t0:.0f}s")
+        return data
+
+    def icount_reuse(self, kept):
+        """The runs kept (icount_memo) copied into the results as they were
+        written, the guards judged again from them: (data, the negative
+        control's runs, the commit that measured them)."""
+        from tools.bench import icount  # noqa: PLC0415
+        for name in ("icount", "icount-negative"):
+            shutil.rmtree(self.results / name, ignore_errors=True)
+            shutil.copytree(kept / name, self.results / name)
+        data = json.loads((self.results / "icount/icount.json").read_text())
+        data["guards"] = icount.judge(data["runs"])
+        negative = json.loads((self.results / "icount-negative/negative.json").read_text())
+        made = str(data["environment"]["source"].get("commit"))[:12]
+        return data, negative["runs"], made
+
+    def icount_negative_control(self, base_runs, kept_runs=None):
         """ICOUNT_NEGATIVE applied to the series tree, built incrementally in
         the patched kernel's build directory (dummy.c changes), booted
         ICOUNT_BOOTS times with the path guards' rows (agreeing, as every
         kernel's boots must) and judged against the base's runs in the
         patched kernel's place; then the tree and the patched kernel are
-        restored. Returns (caught, why); results in results/icount-negative/."""
+        restored. kept_runs: its runs as icount_memo kept them, judged again
+        instead. Returns (caught, why); results in results/icount-negative/."""
         from tools.bench import icount  # noqa: PLC0415
+        if kept_runs is not None:
+            return negative_caught(icount.judge(
+                {"base": base_runs, "patched": kept_runs[ICOUNT_NEGATIVE_LABEL]},
+                keys=ICOUNT_PATH_GUARDS))
         tree, build = self.apply_to_tip(ICOUNT_NEGATIVE), self.state.patched_kernel
         out = self.results / "icount-negative"
         try:

@@ -9,6 +9,7 @@ import re
 import subprocess
 import sys
 import time
+import unittest
 import xml.etree.ElementTree as ET
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -46,6 +47,35 @@ def ctest_cases(path):
         cases.append(report.Case("host.ctest", tc.get("name", "?"), status, message,
                                  out[-2000:] if status == "fail" else ""))
     return cases
+
+
+def discover_tests():
+    return unittest.defaultTestLoader.discover(str(ROOT), "test_*.py", str(ROOT))
+
+
+def test_shards(suite, n):
+    """The tests of a unittest suite as n lists of names for `python -m
+    unittest`, dealt in turn: a test alone, or its whole class when the class
+    sets up or tears down for all its tests; a module that failed to import
+    by its module's name (loading it again fails the shard, naming it)."""
+    units = {}
+
+    def walk(tests):
+        for t in tests:
+            if isinstance(t, unittest.TestSuite):
+                walk(t)
+                continue
+            cls = type(t)
+            if cls.__name__ in ("_FailedTest", "ModuleImportFailure"):
+                units[t.id().rsplit(".", 1)[-1]] = None
+            elif any(getattr(cls, m).__func__ is not getattr(unittest.TestCase, m).__func__
+                     for m in ("setUpClass", "tearDownClass")):
+                units[f"{cls.__module__}.{cls.__qualname__}"] = None
+            else:
+                units[t.id()] = None
+    walk(suite)
+    names = list(units)
+    return [names[i::n] for i in range(n) if names[i::n]]
 
 
 def python_files(files):
@@ -162,25 +192,45 @@ class HostStages(StageSet):
             stage.cases.append(report.Case("host", "ctest", "fail",
                                            f"no test results in {junit}: {out[-500:]}"))
             ctest_text = "ctest: no results"
-        # From the top: the tests import ci, common, kunit and tools as packages,
-        # and sit beside their package (ci/tests/, common/tests/, kunit/tests/,
-        # tools/series/tests/, tools/bench/tests/). Discovery enters only packages (directories
-        # with __init__.py), so not patches/, results or the kernel trees.
-        pcode, pout = sh([sys.executable, "-m", "unittest", "discover", "-s", ".", "-t", ".",
-                          "-p", "test_*.py", "-v"], self.logfile("host-tests"), cwd=ROOT,
-                         check=False)
-        pm = re.search(r"Ran (\d+) tests?", pout)
-        for line in pout.splitlines():
-            mm = re.match(r"^(test\w+) \(([\w.]+)\).*\.\.\. (ok|FAIL|ERROR|skipped.*)$", line)
-            if mm:
-                status = {"ok": "pass", "FAIL": "fail", "ERROR": "fail"}.get(mm[3], "skip")
-                stage.cases.append(report.Case("host.pipeline", f"{mm[2]}.{mm[1]}", status, ""))
+        pcode, ran = self.python_tests(stage)
         lint = self.lint(stage)
         stage.summary = (f"{ctest_text}; pipeline self-tests: "
-                         f"{pm[1] if pm else 0} run, {'ok' if pcode == 0 else 'FAILED'}; "
+                         f"{ran} run, {'ok' if pcode == 0 else 'FAILED'}; "
                          f"lint: {'ok' if not lint else 'FAILED ' + ', '.join(lint)}")
-        if code or not ctest or pcode or not pm or lint:
+        if code or not ctest or pcode or not ran or lint:
             raise StageFailed(stage.summary)
+
+    def python_tests(self, stage):
+        """The Python tests, one shard per CPU run side by side
+        (test_shards()): (0, or the first failing shard's exit code, -1 for a
+        shard that ran no test; the tests run).
+        From the top: the tests import ci, common, kunit and tools as packages,
+        and sit beside their package (ci/tests/, common/tests/, kunit/tests/,
+        tools/series/tests/, tools/bench/tests/). Discovery enters only
+        packages (directories with __init__.py), so not patches/, results or
+        the kernel trees."""
+        shards = test_shards(discover_tests(), os.cpu_count() or 1)
+
+        def run(i_names):
+            i, names = i_names
+            return sh([sys.executable, "-m", "unittest", "-v", *names],
+                      self.logfile(f"host-tests-python{i + 1}"), cwd=ROOT, check=False)
+        with ThreadPoolExecutor(len(shards)) as pool:
+            done = list(pool.map(run, enumerate(shards)))
+        ran, codes = 0, []
+        for code, out in done:
+            pm = re.search(r"^Ran (\d+) tests?", out, re.M)
+            ran += int(pm[1]) if pm else 0
+            codes += [code if code or pm else -1]
+            for line in out.splitlines():
+                # "name (id) ... ok"; before Python 3.11 the id was the class's.
+                mm = re.match(r"^(test\w+) \(([\w.]+)\).*\.\.\. (ok|FAIL|ERROR|skipped.*)$",
+                              line)
+                if mm:
+                    status = {"ok": "pass", "FAIL": "fail", "ERROR": "fail"}.get(mm[3], "skip")
+                    name = mm[2] if mm[2].endswith(f".{mm[1]}") else f"{mm[2]}.{mm[1]}"
+                    stage.cases.append(report.Case("host.pipeline", name, status, ""))
+        return next((c for c in codes if c), 0), ran
 
     def lint(self, stage):
         """shellcheck on the shell glue, clang-format and clang-tidy on the C++

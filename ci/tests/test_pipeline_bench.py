@@ -15,6 +15,7 @@ import unittest
 from pathlib import Path
 from unittest import mock
 
+from ci import icount_memo
 from ci import pipeline
 from ci import pipeline_bench
 from ci import pipeline_tree
@@ -226,13 +227,20 @@ class IcountStageTest(unittest.TestCase):
     """stage_icount with icount.run, boot_runs and build_dummy_module, git and
     the kernel build standing in: what each would do is recorded."""
 
+    def setUp(self):
+        store = tempfile.TemporaryDirectory()
+        self.addCleanup(store.cleanup)
+        self.store = Path(store.name)
+
     def run_stage(self, mode="test", neg_extra=22.0, patched_extra=0.0, apply_code=0,
-                  neg_boot_fails=False, drop=None, lock_as="lock", atomic_as=None):
+                  neg_boot_fails=False, drop=None, lock_as="lock", atomic_as=None,
+                  base_commit=None):
         """The negative kernel runs the base's counts plus neg_extra per packet
         on every row; the patched kernel the record's plus patched_extra, its
         start_xmit row the base's (the series' counters cost the base's), the
         row `drop` left out; the lock and atomic kernels the record's runs of
-        lock_as and atomic_as."""
+        lock_as and atomic_as. The base build stamped as built from
+        base_commit; the icount memo in self.store."""
         self.calls, self.builds, self.shell, self.modules = [], [], [], []
 
         def fake_run(kernels, out, reps, boots, scenarios, modules, sources, stages):
@@ -252,7 +260,10 @@ class IcountStageTest(unittest.TestCase):
                 boot.pop(drop, None)
             out.mkdir(parents=True, exist_ok=True)
             (out / "icount.md").write_text("# icount\n")
-            return {"runs": runs, "guards": icount.judge(runs)}
+            data = {"environment": {"source": {"commit": "c0ffee" * 7}}, "runs": runs,
+                    "guards": icount.judge(runs)}
+            (out / "icount.json").write_text(json.dumps(data))
+            return data
 
         def fake_boot_runs(kernels, out, count, reps, boots, scenarios):
             self.calls.append(("boot_runs", dict(kernels), reps, boots, list(scenarios)))
@@ -277,9 +288,14 @@ class IcountStageTest(unittest.TestCase):
         with tempfile.TemporaryDirectory() as tmp:
             p = pipeline.Pipeline(mode, tmp)
             handed_on(p, "icount", tmp)
+            if base_commit:
+                Path(p.state.base_kernel).mkdir(parents=True, exist_ok=True)
+                (Path(p.state.base_kernel) / "build-source.json").write_text(
+                    json.dumps({"commit": base_commit}))
             (Path(tmp) / "logs").mkdir()
             stage = pipeline.Stage("icount")
             with mock.patch.object(icount, "run", fake_run), \
+                    mock.patch.object(icount_memo, "STORE", self.store), \
                     mock.patch.object(icount, "boot_runs", fake_boot_runs), \
                     mock.patch.object(icount, "build_dummy_module", fake_module), \
                     mock.patch.object(pipeline_tree, "git_run", fake_git_run), \
@@ -395,6 +411,38 @@ class IcountStageTest(unittest.TestCase):
         self.assertIn("icount negative control: xmit-cost boot 0: timed out", err)
         self.assertEqual(self.builds, ["build-xmit-cost", "build-series"])
         self.assertIn(["git", "checkout", "-q", "--", "."], self.shell)
+
+    def test_a_second_run_of_the_same_kernels_reuses_the_runs(self):
+        first, err = self.run_stage()
+        self.assertIsNone(err)
+        self.assertEqual(len(list(self.store.iterdir())), 1)
+        second, err = self.run_stage()
+        self.assertIsNone(err)
+        # Nothing built or booted; the guards and controls judged again alike.
+        self.assertEqual((self.calls, self.builds, self.modules), ([], [], []))
+        self.assertEqual([(c.name, c.status) for c in second.cases],
+                         [(c.name, c.status) for c in first.cases])
+        self.assertIn("runs of c0ffeec0ffee reused", second.summary)
+        self.assertNotIn("reused", first.summary)
+
+    def test_a_kernel_built_anew_boots_again(self):
+        self.run_stage(base_commit="a" * 40)
+        for why, kw in (("another base commit", {"base_commit": "b" * 40}),
+                        ("boots wanted afresh", {"base_commit": "a" * 40})):
+            with self.subTest(why), mock.patch.dict(
+                    "os.environ", {"ICOUNT_FRESH": "1"} if why.startswith("boots") else {}):
+                _, err = self.run_stage(**kw)
+                self.assertIsNone(err)
+                self.assertEqual([c[0] for c in self.calls], ["run", "boot_runs"])
+                self.assertEqual(self.builds, ["build-xmit-cost", "build-series"])
+
+    def test_a_failing_stage_keeps_nothing(self):
+        _, err = self.run_stage(patched_extra=7.0)
+        self.assertIsNotNone(err)
+        self.assertEqual(list(self.store.iterdir()), [])
+        _, err = self.run_stage(neg_extra=0.0)
+        self.assertIsNotNone(err)
+        self.assertEqual(list(self.store.iterdir()), [])
 
     def test_caught_only_above_the_bound(self):
         g = {"key": "S3", "verdict": "not met", "ratio": None, "hi": 1.002, "why": "3 runs"}

@@ -222,6 +222,7 @@ class HostStagesTest(unittest.TestCase):
 
         with tempfile.TemporaryDirectory() as tmp, \
                 mock.patch.object(pipeline_host, "sh", sh), \
+                mock.patch.object(pipeline_host, "discover_tests", lambda: SUITE), \
                 mock.patch.object(pipeline_host.HostStages, "lint", lambda self, stage: []):
             stage = pipeline.Stage("host-tests")
             with self.assertRaises(pipeline.StageFailed), \
@@ -230,6 +231,69 @@ class HostStagesTest(unittest.TestCase):
         self.assertTrue(stage.summary.startswith("ctest: 1/2 passed (2 skipped); "), stage.summary)
         self.assertEqual(sorted(c.name for c in stage.cases if c.suite == "host.ctest"),
                          ["bad", "off", "ok", "skipme"])
+
+    def python_tests(self, outputs):
+        """python_tests() with each shard's sh() giving the next of outputs
+        ((exit code, text)); returns (result, the shards' names, cases)."""
+        names, outputs = [], list(outputs)
+
+        def sh(cmd, *a, **k):
+            names.append(cmd[cmd.index("-v") + 1:])
+            return outputs.pop(0)
+        with tempfile.TemporaryDirectory() as tmp, \
+                mock.patch.object(pipeline_host, "sh", sh), \
+                mock.patch.object(pipeline_host, "discover_tests", lambda: SUITE), \
+                mock.patch.object(pipeline_host.os, "cpu_count", lambda: 2):
+            stage = pipeline.Stage("host-tests")
+            result = self.stages(tmp).python_tests(stage)
+        return result, names, {c.name: c.status for c in stage.cases}
+
+    def test_python_tests_in_shards_every_test_once(self):
+        # Python 3.11's -v: the test's name, then its id.
+        ok = "test_a (m.C.test_a) ... ok\n\nRan 2 tests in 0.1s\n\nOK\n"
+        result, names, cases = self.python_tests([(0, ok), (0, ok.replace("_a", "_b"))])
+        self.assertEqual(result, (0, 4))
+        # Dealt in turn; the class that sets up for all its tests stays whole.
+        self.assertEqual(sorted(n for shard in names for n in shard),
+                         sorted([f"{__name__}.sample_suite.<locals>.Alone.test_{i}"
+                                 for i in range(3)]
+                                + [f"{__name__}.sample_suite.<locals>.Whole"]))
+        self.assertEqual(len(names), 2)
+        self.assertEqual(cases, {"m.C.test_a": "pass", "m.C.test_b": "pass"})
+
+    def test_python_tests_a_failing_or_silent_shard_fails(self):
+        ok = "Ran 2 tests in 0.1s\n\nOK\n"
+        self.assertEqual(self.python_tests([(0, ok), (1, "Ran 2 tests\nFAILED\n")])[0], (1, 4))
+        self.assertEqual(self.python_tests([(0, ok), (0, "Killed\n")])[0], (-1, 2))
+
+
+def sample_suite():
+    """Sample tests for the shards, out of discovery's sight."""
+    class Alone(unittest.TestCase):
+        def test_0(self):
+            pass
+
+        def test_1(self):
+            pass
+
+        def test_2(self):
+            pass
+
+    class Whole(unittest.TestCase):
+        @classmethod
+        def setUpClass(cls):
+            pass
+
+        def test_0(self):
+            pass
+
+        def test_1(self):
+            pass
+    return unittest.TestSuite([unittest.defaultTestLoader.loadTestsFromTestCase(c)
+                               for c in (Alone, Whole)])
+
+
+SUITE = sample_suite()
 
 
 if __name__ == "__main__":
