@@ -22,6 +22,8 @@ from ci.pipeline_state import StageSet
 from ci import report
 
 BUILD = CXX_BUILD
+# The Python tests' shards per CPU (python_tests()).
+SHARDS_PER_CPU = 4
 
 
 def ctest_cases(path):
@@ -201,21 +203,24 @@ class HostStages(StageSet):
             raise StageFailed(stage.summary)
 
     def python_tests(self, stage):
-        """The Python tests, one shard per CPU run side by side
-        (test_shards()): (0, or the first failing shard's exit code, -1 for a
-        shard that ran no test; the tests run).
+        """The Python tests in SHARDS_PER_CPU shards per CPU (test_shards()),
+        as many side by side as there are CPUs: (0, or the first failing
+        shard's exit code, -1 for a shard that ran no test; the tests run).
         From the top: the tests import ci, common, kunit and tools as packages,
         and sit beside their package (ci/tests/, common/tests/, kunit/tests/,
         tools/series/tests/, tools/bench/tests/). Discovery enters only
         packages (directories with __init__.py), so not patches/, results or
         the kernel trees."""
-        shards = test_shards(discover_tests(), os.cpu_count() or 1)
+        cpus = os.cpu_count() or 1
+        # More shards than CPUs, each CPU taking the next: a slow class (one
+        # that sets up for all its tests) does not leave the other CPUs idle.
+        shards = test_shards(discover_tests(), SHARDS_PER_CPU * cpus)
 
         def run(i_names):
             i, names = i_names
             return sh([sys.executable, "-m", "unittest", "-v", *names],
                       self.logfile(f"host-tests-python{i + 1}"), cwd=ROOT, check=False)
-        with ThreadPoolExecutor(len(shards)) as pool:
+        with ThreadPoolExecutor(cpus) as pool:
             done = list(pool.map(run, enumerate(shards)))
         ran, codes = 0, []
         for code, out in done:

@@ -243,6 +243,7 @@ class HostStagesTest(unittest.TestCase):
         with tempfile.TemporaryDirectory() as tmp, \
                 mock.patch.object(pipeline_host, "sh", sh), \
                 mock.patch.object(pipeline_host, "discover_tests", lambda: SUITE), \
+                mock.patch.object(pipeline_host, "SHARDS_PER_CPU", 1), \
                 mock.patch.object(pipeline_host.os, "cpu_count", lambda: 2):
             stage = pipeline.Stage("host-tests")
             result = self.stages(tmp).python_tests(stage)
