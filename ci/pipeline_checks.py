@@ -95,15 +95,15 @@ def build_row(patch: patchwork.PatchReport | None, args: Sequence[str]) -> str |
     return f"W=1 {patch.tree} patch {patch.index}" + (f" {checker}" if checker else "")
 
 
+def no_base_yet(commit: str) -> patchwork.Result:
+    """xmit_disasm before CheckStages.base_first() read the base's baselines."""
+    raise RuntimeError(f"xmit_disasm of {commit[:12]} before the base was built")
+
+
 class CheckStages(TreeStages):
     def stage_checks(self, stage: Stage) -> None:
         tree = self.state.series_tree
         out = self.series_build
-        # Start from a build of the base (build_base's, in this directory:
-        # nothing to compile after it), then walk the series.
-        self.checkout(tree, self.state.base["BASE_TAG"])
-        self.build(tree, out, "build-series", ["W=1"], row="base")
-        disasm = xmit.TransmitPath(out)
 
         def make(args: list[str]) -> tuple[int | None, str]:
             return self.build(tree, out, "build-series", ["W=1", *args], check=False,
@@ -118,7 +118,8 @@ class CheckStages(TreeStages):
             builds={"build": builder, **objects,
                     "build_tools": kbuild.SelftestsBuild(tree, self.tools_make(tree)),
                     "cocci": kbuild.Cocci(tree, make, CACHE / "cocci-cache-v2.json"),
-                    "xmit_disasm": disasm},
+                    # base_first() sets it before a patch is checked afresh.
+                    "xmit_disasm": no_base_yet},
             unavailable={**runner.mode_gates(self.mode),
                          **{n: b.unavailable for n, b in objects.items() if b.unavailable}})
         memo = self.results_memo(sources)
@@ -250,6 +251,7 @@ class CheckStages(TreeStages):
                             ctx.unavailable) if memo else None for ser, _, sha in commits]
         todo = [sha for (_, _, sha), m in zip(commits, looked) if m is None or m.stored is None]
         if todo:
+            self.base_first(tree, ctx)
             runner.prepare(tree, todo, ctx)
         reports = []
         for i, ((ser, patch, sha), m) in enumerate(zip(commits, looked), 1):
@@ -271,6 +273,20 @@ class CheckStages(TreeStages):
                     log(f"      {c}: {one.status.upper()} {one.message}")
             reports.append(r)
         return reports
+
+    def base_first(self, tree: Path, ctx: runner.Context) -> None:
+        """Before the stage's first check of a patch (not reused): the base
+        built in the series' build directory (build_base's build: nothing
+        to compile, unless build_base booted an earlier copy), where the
+        walk starts, and xmit_disasm's baselines read from it. A stage
+        that checks no patch leaves the tree at the tip and builds nothing
+        but the patched kernel."""
+        if isinstance(ctx.builds.get("xmit_disasm"), xmit.TransmitPath):
+            return
+        # The checks check out each commit they build: HEAD may stay at the base.
+        self.checkout(tree, self.state.base["BASE_TAG"])
+        self.build(tree, self.series_build, "build-series", ["W=1"], row="base")
+        ctx.builds["xmit_disasm"] = xmit.TransmitPath(self.series_build)
 
     # -- negative controls ---------------------------------------------------
     def negative_controls(self, stage: Stage, tree: Path, ctx: runner.Context,

@@ -3,6 +3,7 @@ it, the base kernel built; and the worktree and build helpers the later
 stages use."""
 
 import hashlib
+import json
 import os
 import re
 import shutil
@@ -17,6 +18,9 @@ from ci.pipeline_common import (BRANCH_PREFIX, CACHE, EXTRA_FRAGMENTS, X86_BUILD
 from ci.pipeline_state import StageSet
 from ci import kconfig_tree, report
 from tools.series import series
+
+# In the base kernel's build directory: the key (base_build_key()) it was built with.
+BASE_BUILD_KEY = "pipeline-build-key"
 
 
 def uncommitted(src: str | Path) -> list[str]:
@@ -164,7 +168,11 @@ class TreeStages(StageSet):
 
     def stage_apply(self, stage: Stage) -> None:
         base = self.state.base
-        tree = self.worktree("series", base["BASE_TAG"])
+        # Applied in a worktree of its own: the series' tree, where every
+        # kernel is built, then moves to the tip alone, and a file the
+        # series touches keeps its time when the tip is what it held, so
+        # its builds have nothing to compile again.
+        tree = self.worktree("apply", base["BASE_TAG"])
         # The worktree is the pipeline's own (reset just above) and so are the
         # ci/* branches of the pinned base's repository: forcing is safe there.
         # With KERNEL_SRC the branches live in the user's repository: commits
@@ -209,18 +217,41 @@ class TreeStages(StageSet):
                 raise StageFailed(f"apply-then-export differs from patches/:\n{diff[:1500]}")
         names = sorted({ser.name for ser, _, _ in applied})
         stage.summary = apply_summary(len(applied), names, base.get("BASE_PINNED") == "yes")
-        self.state.series_tree = tree
+        self.state.series_tree = self.worktree("series", tip)
 
     def stage_build_base(self, stage: Stage) -> None:
         """The base kernel, built in the series' tree and build directory,
         where the checks stage walks the series from it (so it is compiled
-        once), then copied to ws/base for the vm and icount stages to boot."""
-        tree = self.state.series_tree
+        once), then copied to ws/base for the vm and icount stages to boot.
+        A copy made from the same base commit, configuration, build script
+        and compiler (base_build_key()) is booted as it is."""
+        tree, key = self.state.series_tree, self.base_build_key()
+        stamp = self.base_build / BASE_BUILD_KEY
+        if (stamp.is_file() and stamp.read_text().strip() == key
+                and (self.base_build / "arch/x86/boot/bzImage").is_file()):
+            self.state.base_kernel = self.base_build
+            stage.summary = (f"base kernel in {self.base_build} as built before: the same base "
+                             f"commit, configuration, build script and compiler (key {key[:12]})")
+            return
         self.checkout(tree, self.state.base["BASE_TAG"])
         self.build(tree, self.series_build, "build-base", ["W=1"], row="base")
         shutil.rmtree(self.base_build, ignore_errors=True)
         self.base_build.parent.mkdir(parents=True, exist_ok=True)
         sh(["cp", "-a", "--reflink=auto", str(self.series_build), str(self.base_build)],
            self.logfile("build-base"))
+        stamp.write_text(key + "\n")
         self.state.base_kernel = self.base_build
         stage.summary = f"base kernel built in {self.series_build}, copied to {self.base_build}"
+
+    def base_build_key(self) -> str:
+        """A sha256 over what decides the base kernel: the base commit, the
+        test fragments' and the unmet list's contents, kernel/build.sh, the
+        make arguments and gcc's version."""
+        commit = git(self.state.series_tree, "rev-parse",
+                     f"{self.state.base['BASE_TAG']}^{{commit}}", error=StageFailed)
+        files = [*self.test_fragments(), kconfig_tree.UNMET, ROOT / "kernel/build.sh"]
+        _, gcc = sh(["gcc", "--version"], check=False)
+        parts = {"commit": commit, "args": ["W=1"], "gcc": gcc.splitlines()[:1],
+                 "files": {f.name: hashlib.sha256(f.read_bytes()).hexdigest()
+                           if f.is_file() else None for f in map(Path, files)}}
+        return hashlib.sha256(json.dumps(parts, sort_keys=True).encode()).hexdigest()

@@ -7,6 +7,7 @@ import contextlib
 import io
 import os
 import unittest
+from pathlib import Path
 from unittest import mock
 
 from ci import pipeline, pipeline_tree
@@ -81,6 +82,45 @@ class TreeStagesTest(Workspace):
         self.assertEqual(git(self.repo, "rev-parse", "ci/net/drv-fix").strip(), fix)
         self.assertEqual(len(p.state.applied), 5)
         self.assertIn("5 patches of 3 series", apply.summary)
+
+    def test_series_tree_moves_to_the_tip_alone(self):
+        """apply works in ws/apply/src; ws/series/src, where the kernels are
+        built, goes to the tip, and a second apply of the same patches
+        rewrites none of its files (make has nothing to compile again)."""
+        p, _ = self.run_stages(False, "apply")
+        tree = self.tmp / "ws/series/src"
+        self.assertEqual(p.state.series_tree, tree)
+        self.assertEqual(git(tree, "rev-parse", "HEAD").strip(),
+                         git(self.repo, "rev-parse", "ci/all").strip())
+        touched = git(tree, "diff", "--name-only", "base", "HEAD").split()
+        self.assertTrue(touched)
+        times = {f: os.stat(tree / f).st_mtime_ns for f in touched}
+        self.run_stages(False, "apply")
+        self.assertEqual({f: os.stat(tree / f).st_mtime_ns for f in touched}, times)
+
+    def test_base_built_once_for_the_same_key(self):
+        built = []
+        fragment = self.tmp / "fragment.config"
+        fragment.write_text("CONFIG_A=y\n")
+
+        def build(stages, src, out, label, *a, **kw):
+            built.append(label)
+            stages.logfile(label).parent.mkdir(parents=True, exist_ok=True)
+            (Path(out) / "arch/x86/boot").mkdir(parents=True, exist_ok=True)
+            (Path(out) / "arch/x86/boot/bzImage").write_text("kernel")
+        with mock.patch.object(pipeline.Pipeline, "build", build), \
+                mock.patch.object(pipeline.Pipeline, "test_fragments", lambda s: [fragment]):
+            p, (_, first) = self.run_stages(False, "apply", "build_base")
+            _, (_, second) = self.run_stages(False, "apply", "build_base")
+            self.assertEqual(built, ["build-base"])
+            self.assertIn("as built before", second.summary)
+            self.assertEqual(p.state.base_kernel, self.tmp / "ws/base" / pipeline_tree.X86_BUILD)
+            fragment.write_text("CONFIG_A=n\n")
+            self.run_stages(False, "apply", "build_base")
+            self.assertEqual(built, ["build-base", "build-base"])
+            (p.state.base_kernel / "arch/x86/boot/bzImage").unlink()
+            self.run_stages(False, "apply", "build_base")
+            self.assertEqual(len(built), 3)
 
 
 if __name__ == "__main__":

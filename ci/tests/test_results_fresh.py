@@ -331,7 +331,7 @@ class ResultsFreshTest(unittest.TestCase):
                    "case", "judge", "kselftests", "run")] + ["common/vm.py"]
         made_by = {"bench": ["ci/pipeline_bench.py", "tools/bench/bench_stats.py",
                              "kernel/configs/uml-bench.config"],
-                   "icount": ["tools/bench/icount.py", "ci/pipeline_tree.py", "common/vm.py"],
+                   "icount": ["tools/bench/icount.py", "tools/series/series.py", "common/vm.py"],
                    "vm-debug": ["ci/pipeline_boot.py", "ci/matrix/debug_checks.py", *matrix,
                                 "selftests/fault-inject.sh", "kernel/configs/debug.config"],
                    "main-vm": ["ci/pipeline_boot.py", *matrix, "common/tools.py",
