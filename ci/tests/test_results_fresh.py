@@ -569,6 +569,26 @@ class CraftedResultsTest(unittest.TestCase):
     def stale_tops(self):
         return sorted({p.split("/", 1)[0] for p in results_problems(self.root)})
 
+    def test_icount_is_of_what_builds_its_kernels_not_where(self):
+        """The series as applied decides the icount record's kernels; which
+        worktree and build directory the pipeline uses does not."""
+        self.producers()
+        self.write("tools/series/series.py", "def apply():\n    pass\n")
+        self.write("tools/bench/icount.py", "def run():\n    pass\n")
+        self.commit("icount")
+        stamp = {"commit": git(self.root, "rev-parse", "HEAD").stdout.strip(), "dirty": False,
+                 "patches_sha256": patches_digest_at(self.root, "HEAD"),
+                 "stages": ["tools.bench.icount"]}
+        self.write(f"{RESULTS}/icount/source.json", json.dumps(stamp))
+        self.commit("icount results")
+        for rel, stale in (("ci/pipeline_tree.py", ["vm-debug"]),
+                           ("tools/series/series.py", ["icount", "vm-debug"]),
+                           ("ci/kconfig_tree.py", ["icount", "vm-debug"])):
+            with self.subTest(rel=rel):
+                git(self.root, "checkout", "-q", "--", ".")
+                self.write(rel, "def apply_elsewhere():\n    pass\n")
+                self.assertEqual(self.stale_tops(), stale)
+
     def test_kernel_pins_and_build_are_inputs(self):
         self.producers()
         for rel, stale in (("kernel/base.env", ["bench", "stable", "vm-debug"]),
