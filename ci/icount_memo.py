@@ -15,8 +15,10 @@ key (key()) is a sha256 over:
 - the scenarios, runs per boot, boots per kernel and packets per run.
 
 The guards are judged again on every use from the runs kept: only the
-boots are saved. Results are kept only from an icount stage that passed;
-ICOUNT_FRESH=1 boots every kernel again (and keeps the new results)."""
+boots are saved. Results are kept only from an icount stage that passed,
+and a stage that fails drops what its key held; a kernel whose build has
+no stamp is never reused. ICOUNT_FRESH=1 boots every kernel again (and
+keeps the new results)."""
 
 import hashlib
 import json
@@ -32,8 +34,9 @@ from ci.pipeline_common import CACHE
 
 # Where the runs are kept, one directory per key.
 STORE = CACHE / "icount-results"
-# What boots the kernels and counts: a change boots them again.
-CODE = ("tools/bench/icount.py", "tools/bench/icount-guest.sh", "common/vm.py")
+# What boots the kernels, counts and bounds the guards: a change boots them again.
+CODE = ("tools/bench/icount.py", "tools/bench/icount-guest.sh", "common/vm.py",
+        "tools/bench/bench_config.py")
 
 
 def fresh_wanted() -> bool:
@@ -58,10 +61,9 @@ def _version(cmd: list[str]) -> str:
 
 
 def kernel_part(build: str | Path, module_source: dict | None) -> dict[str, Any]:
-    """One kernel of the key: its build's source stamp (not the directory's
-    path), its .config's digest, and the dummy module's source (not the
-    tree's path)."""
-    stamp = {k: v for k, v in build_source(build).items() if k != "dir"}
+    """One kernel of the key: its build's source stamp (not the paths), its
+    .config's digest, and the dummy module's source (not the paths)."""
+    stamp = {k: v for k, v in build_source(build).items() if k not in ("dir", "tree")}
     module = {k: v for k, v in (module_source or {}).items() if k not in ("tree", "patch")}
     return {"build": stamp, "config": _digest(Path(build) / ".config"), "module": module}
 
@@ -74,28 +76,47 @@ def key_parts(kernels: dict[str, dict], negative: dict, scenarios, reps: int, bo
     QEMU's versions (default: asked of the host)."""
     if tools is None:
         tools = {"gcc": _version(["gcc", "--version"]),
-                 "qemu": _version(["qemu-system-x86_64", "--version"])}
+                 "qemu": _version(["qemu-system-x86_64", "--version"]),
+                 "vng": _version(["vng", "--version"])}
     return {"kernels": kernels, "negative": negative, "scenarios": list(scenarios),
             "reps": reps, "boots": boots, "count": count,
             "code": {f: _digest(root / f) for f in CODE}, "tools": tools}
 
 
-def key(parts: dict[str, Any]) -> str:
+def key(parts: dict[str, Any]) -> str | None:
+    """The key of parts, or None when a kernel's build has no stamp (a
+    directory kernel/build.sh did not finish): no run is kept or reused
+    for a kernel nothing names."""
+    kernels = [*parts["kernels"].values(), parts["negative"]["on"]]
+    if any(not k["build"].get("commit") for k in kernels):
+        return None
     return hashlib.sha256(json.dumps(parts, sort_keys=True).encode()).hexdigest()
 
 
-def get(k: str, store: Path | None = None) -> Path | None:
+def drop(k: str | None, store: Path | None = None) -> None:
+    """Forget the runs kept under k: a stage that failed with them (judged
+    again, or measured afresh under ICOUNT_FRESH) must not pass by them."""
+    if k:
+        shutil.rmtree((store or STORE) / k, ignore_errors=True)
+
+
+def get(k: str | None, store: Path | None = None) -> Path | None:
     """The kept results of key k (a directory holding icount/ and
     icount-negative/ as the stage wrote them), or None."""
+    if k is None:
+        return None
     entry = (store or STORE) / k
     if fresh_wanted() or not (entry / "parts.json").is_file():
         return None
     return entry
 
 
-def put(k: str, parts: dict[str, Any], results: Path, store: Path | None = None) -> None:
+def put(k: str | None, parts: dict[str, Any], results: Path,
+        store: Path | None = None) -> None:
     """Keep results/icount and results/icount-negative under k, whole or not
-    at all."""
+    at all (nothing for no key)."""
+    if k is None:
+        return
     store = store or STORE
     entry, tmp = store / k, store / f".{k}.tmp"
     shutil.rmtree(tmp, ignore_errors=True)

@@ -128,54 +128,60 @@ class BenchStages(TreeStages):
              "on": icount_memo.kernel_part(patched, None)},
             scenarios, ICOUNT_REPS, ICOUNT_BOOTS, icount.COUNT)
         memo_key = icount_memo.key(parts)
-        kept = icount_memo.get(memo_key)
-        if kept:
-            data, negative_runs, made = self.icount_reuse(kept)
-            reused = f"; runs of {made} reused (same kernels, modules and icount code)"
-            log(f"  icount: the runs of key {memo_key[:12]} reused, made by {made}: the "
-                "same kernels, modules, icount code and tools (ICOUNT_FRESH=1 boots again)")
-        else:
-            data, reused = self.icount_measure(variants, sources, scenarios), ""
-            negative_runs = None
-        log((out / "icount.md").read_text())
-        guards = data["guards"]
-        stage.cases.extend(icount_cases(guards))
-        missed_designs = []
-        for label in ICOUNT_COUNTER_VARIANTS:
-            design_caught, design_why = negative_caught(
-                icount.judge({"base": data["runs"]["base"], "patched": data["runs"][label]},
-                             keys=(ICOUNT_COUNTER_GUARD,)), keys=(ICOUNT_COUNTER_GUARD,))
-            log(f"  icount counters negative control ({label} design): {design_why}")
-            stage.cases.append(report.Case("icount", f"counters negative control ({label} "
-                                           "design)", "pass" if design_caught else "fail",
-                                           design_why))
-            if not design_caught:
-                missed_designs.append(f"{label}: {design_why}")
-        t0 = time.monotonic()
-        caught, why = self.icount_negative_control(data["runs"]["base"], negative_runs)
-        log(f"  icount negative control in {time.monotonic() - t0:.0f}s: {why}")
-        stage.cases.append(report.Case("icount", "negative control",
-                                       "pass" if caught else "fail", why))
-        # A guard without runs on a side is not judged: the stage counts it not met.
-        judged = {g["key"]: g["verdict"] for g in guards}
-        not_met = [g.key for g in ICOUNT_GUARDS if judged.get(g.key) != "met"]
-        rejected = "".join(f"; {len(b)} boot(s) of {k} left out for disagreeing"
-                           for k, b in data.get("rejected", {}).items())
-        stage.summary = (f"{len(ICOUNT_GUARDS) - len(not_met)}/{len(ICOUNT_GUARDS)} guards met"
-                         f"{rejected}{reused}; "
-                         f"negative control ({ICOUNT_NEGATIVE.name}): "
-                         f"{'caught' if caught else 'MISSED'}; counters negative controls "
-                         f"({', '.join(ICOUNT_COUNTER_VARIANTS)} designs): "
-                         f"{'MISSED' if missed_designs else 'caught'}; "
-                         f"report {out / 'icount.md'}")
-        if not_met or not caught or missed_designs:
-            raise StageFailed(stage.summary
-                              + (f"\nnot met: {', '.join(not_met)}" if not_met else "")
-                              + ("" if caught else f"\nnegative control: {why}")
-                              + "".join(f"\ncounters negative control missed, {m}"
-                                        for m in missed_designs))
-        if not kept:
-            icount_memo.put(memo_key, parts, self.results)
+        try:
+            kept = icount_memo.get(memo_key)
+            if kept:
+                data, negative_runs, made = self.icount_reuse(kept)
+                reused = f"; runs of {made} reused (same kernels, modules and icount code)"
+                log(f"  icount: the runs of key {kept.name[:12]} reused, made by {made}: the "
+                    "same kernels, modules, icount code and tools (ICOUNT_FRESH=1 boots again)")
+            else:
+                data, reused = self.icount_measure(variants, sources, scenarios), ""
+                negative_runs = None
+            log((out / "icount.md").read_text())
+            guards = data["guards"]
+            stage.cases.extend(icount_cases(guards))
+            missed_designs = []
+            for label in ICOUNT_COUNTER_VARIANTS:
+                design_caught, design_why = negative_caught(
+                    icount.judge({"base": data["runs"]["base"], "patched": data["runs"][label]},
+                                 keys=(ICOUNT_COUNTER_GUARD,)), keys=(ICOUNT_COUNTER_GUARD,))
+                log(f"  icount counters negative control ({label} design): {design_why}")
+                stage.cases.append(report.Case("icount", f"counters negative control ({label} "
+                                               "design)", "pass" if design_caught else "fail",
+                                               design_why))
+                if not design_caught:
+                    missed_designs.append(f"{label}: {design_why}")
+            t0 = time.monotonic()
+            caught, why = self.icount_negative_control(data["runs"]["base"], negative_runs)
+            log(f"  icount negative control in {time.monotonic() - t0:.0f}s: {why}")
+            stage.cases.append(report.Case("icount", "negative control",
+                                           "pass" if caught else "fail", why))
+            # A guard without runs on a side is not judged: the stage counts it not met.
+            judged = {g["key"]: g["verdict"] for g in guards}
+            not_met = [g.key for g in ICOUNT_GUARDS if judged.get(g.key) != "met"]
+            rejected = "".join(f"; {len(b)} boot(s) of {k} left out for disagreeing"
+                               for k, b in data.get("rejected", {}).items())
+            stage.summary = (f"{len(ICOUNT_GUARDS) - len(not_met)}/{len(ICOUNT_GUARDS)} guards met"
+                             f"{rejected}{reused}; "
+                             f"negative control ({ICOUNT_NEGATIVE.name}): "
+                             f"{'caught' if caught else 'MISSED'}; counters negative controls "
+                             f"({', '.join(ICOUNT_COUNTER_VARIANTS)} designs): "
+                             f"{'MISSED' if missed_designs else 'caught'}; "
+                             f"report {out / 'icount.md'}")
+            if not_met or not caught or missed_designs:
+                raise StageFailed(stage.summary
+                                  + (f"\nnot met: {', '.join(not_met)}" if not_met else "")
+                                  + ("" if caught else f"\nnegative control: {why}")
+                                  + "".join(f"\ncounters negative control missed, {m}"
+                                            for m in missed_designs))
+            if not kept:
+                icount_memo.put(memo_key, parts, self.results)
+        except StageFailed:
+            # Kept runs that fail now, or a fresh measurement that failed:
+            # the next run must not pass by what this key held.
+            icount_memo.drop(memo_key)
+            raise
 
     def icount_measure(self, variants, sources, scenarios):
         """The counter designs' dummy modules built on the patched build,

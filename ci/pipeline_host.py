@@ -4,6 +4,7 @@ tests/: ci/, common/, kunit/, tools/series/, tools/bench/), and the lint (shellc
 clang-format, flake8, clang-tidy)."""
 
 import hashlib
+import json
 import os
 import re
 import subprocess
@@ -57,9 +58,9 @@ def discover_tests():
 
 def test_shards(suite, n):
     """The tests of a unittest suite as n lists of names for `python -m
-    unittest`, dealt in turn: a test alone, or its whole class when the class
-    sets up or tears down for all its tests; a module that failed to import
-    by its module's name (loading it again fails the shard, naming it)."""
+    unittest`, dealt in turn by class (a class's tests run in order, as
+    written), a module with module fixtures whole; a module that failed to
+    import by its name (loading it again fails the shard, naming it)."""
     units = {}
 
     def walk(tests):
@@ -68,16 +69,29 @@ def test_shards(suite, n):
                 walk(t)
                 continue
             cls = type(t)
+            module = sys.modules.get(cls.__module__)
             if cls.__name__ in ("_FailedTest", "ModuleImportFailure"):
-                units[t.id().rsplit(".", 1)[-1]] = None
-            elif any(getattr(cls, m).__func__ is not getattr(unittest.TestCase, m).__func__
-                     for m in ("setUpClass", "tearDownClass")):
-                units[f"{cls.__module__}.{cls.__qualname__}"] = None
+                units[t.id().removeprefix("unittest.loader._FailedTest.")] = None
+            elif any(hasattr(module, f) for f in ("setUpModule", "tearDownModule")):
+                units[cls.__module__] = None
             else:
-                units[t.id()] = None
+                units[f"{cls.__module__}.{cls.__qualname__}"] = None
     walk(suite)
     names = list(units)
     return [names[i::n] for i in range(n) if names[i::n]]
+
+
+def shard_names(n):
+    """test_shards() of the project's tests, discovered in a child process:
+    importing them here would run their modules' import-time work in the
+    pipeline itself."""
+    done = subprocess.run([sys.executable, "-c", "import json, sys; from ci import pipeline_host "
+                           "as h; print(json.dumps(h.test_shards(h.discover_tests(), "
+                           "int(sys.argv[1]))))", str(n)],
+                          cwd=ROOT, capture_output=True, text=True, check=False)
+    if done.returncode:
+        raise StageFailed(f"discovering the Python tests failed: {done.stderr[-1000:]}")
+    return json.loads(done.stdout)
 
 
 def python_files(files):
@@ -212,9 +226,9 @@ class HostStages(StageSet):
         packages (directories with __init__.py), so not patches/, results or
         the kernel trees."""
         cpus = os.cpu_count() or 1
-        # More shards than CPUs, each CPU taking the next: a slow class (one
-        # that sets up for all its tests) does not leave the other CPUs idle.
-        shards = test_shards(discover_tests(), SHARDS_PER_CPU * cpus)
+        # More shards than CPUs, each CPU taking the next: a slow class does
+        # not leave the other CPUs idle.
+        shards = shard_names(SHARDS_PER_CPU * cpus)
 
         def run(i_names):
             i, names = i_names

@@ -13,6 +13,7 @@ from pathlib import Path
 
 from common.git import git, git_run
 from common.paths import ROOT
+from common.stamp import build_source
 from ci.pipeline_common import (BRANCH_PREFIX, CACHE, EXTRA_FRAGMENTS, X86_BUILD, BuildProgress,
                                 Stage, StageFailed, log, sh)
 from ci.pipeline_state import StageSet
@@ -21,6 +22,9 @@ from tools.series import series
 
 # In the base kernel's build directory: the key (base_build_key()) it was built with.
 BASE_BUILD_KEY = "pipeline-build-key"
+# What kernel/build.sh and kbuild read from the environment.
+BUILD_ENV = ("KCONFIG_BASE", "LLVM", "KCFLAGS", "KCPPFLAGS", "KAFLAGS", "KBUILD_BUILD_USER",
+             "KBUILD_BUILD_HOST")
 
 
 def uncommitted(src: str | Path) -> list[str]:
@@ -189,6 +193,9 @@ class TreeStages(StageSet):
             raise StageFailed("the series is empty: nothing to check")
         self.state.applied = applied
         tip = self.state.tip = series.git(tree, "rev-parse", f"{BRANCH_PREFIX}all")
+        # Off the branch apply left checked out: with KERNEL_SRC it stays free
+        # to check out in the user's own worktree.
+        git(tree, "checkout", "-q", "--detach", error=StageFailed)
         # Every test kernel (base too) is configured from the tip's selftest fragments.
         kconfig_tree.extract(tree, tip, self.state.ws, error=StageFailed)
         for ser, patch, _ in applied:
@@ -227,7 +234,9 @@ class TreeStages(StageSet):
         and compiler (base_build_key()) is booted as it is."""
         tree, key = self.state.series_tree, self.base_build_key()
         stamp = self.base_build / BASE_BUILD_KEY
+        built = build_source(self.base_build)
         if (stamp.is_file() and stamp.read_text().strip() == key
+                and built.get("commit") == self.base_commit() and not built.get("dirty")
                 and (self.base_build / "arch/x86/boot/bzImage").is_file()):
             self.state.base_kernel = self.base_build
             stage.summary = (f"base kernel in {self.base_build} as built before: the same base "
@@ -243,15 +252,27 @@ class TreeStages(StageSet):
         self.state.base_kernel = self.base_build
         stage.summary = f"base kernel built in {self.series_build}, copied to {self.base_build}"
 
+    def base_commit(self) -> str:
+        return git(self.state.series_tree, "rev-parse",
+                   f"{self.state.base['BASE_TAG']}^{{commit}}", error=StageFailed)
+
     def base_build_key(self) -> str:
         """A sha256 over what decides the base kernel: the base commit, the
-        test fragments' and the unmet list's contents, kernel/build.sh, the
-        make arguments and gcc's version."""
-        commit = git(self.state.series_tree, "rev-parse",
-                     f"{self.state.base['BASE_TAG']}^{{commit}}", error=StageFailed)
+        test fragments in merge order and the unmet list (their contents),
+        kernel/build.sh, the make arguments, the toolchain's versions (gcc,
+        ld, pahole) and the environment kernel/build.sh and kbuild read."""
         files = [*self.test_fragments(), kconfig_tree.UNMET, ROOT / "kernel/build.sh"]
-        _, gcc = sh(["gcc", "--version"], check=False)
-        parts = {"commit": commit, "args": ["W=1"], "gcc": gcc.splitlines()[:1],
-                 "files": {f.name: hashlib.sha256(f.read_bytes()).hexdigest()
-                           if f.is_file() else None for f in map(Path, files)}}
+
+        def version(cmd: list[str]) -> str:
+            try:
+                done = subprocess.run(cmd, capture_output=True, text=True, check=False)
+            except OSError:
+                return "absent"
+            return f"{done.returncode} {(done.stdout or done.stderr).partition(chr(10))[0]}"
+        parts = {"commit": self.base_commit(), "args": ["W=1"],
+                 "tools": [version(["gcc", "--version"]), version(["ld", "--version"]),
+                           version(["pahole", "--version"])],
+                 "env": {v: os.environ.get(v) for v in BUILD_ENV},
+                 "files": [(str(f), hashlib.sha256(f.read_bytes()).hexdigest()
+                            if f.is_file() else None) for f in map(Path, files)]}
         return hashlib.sha256(json.dumps(parts, sort_keys=True).encode()).hexdigest()

@@ -83,15 +83,11 @@ STAGES = {
                     ("ci/pipeline_bench.py", "tools/bench/bench.py"), kernel_only=True),
     # Records of a tool run alone, on kernels the pipeline built (named in
     # the record by the tree commit each was built from).
-    # Instructions per packet of the x86 test kernels under QEMU icount. What
-    # decides those kernels: the series as applied (tools/series/series.py,
-    # checked against patches/ by the apply stage's round trip), the test
-    # fragments taken from the tip (ci/kconfig_tree.py) and kernel/; not
-    # which worktree or build directory the pipeline uses, nor when it
-    # builds (ci/pipeline_tree.py).
+    # Instructions per packet of the x86 test kernels under QEMU icount, on
+    # kernels the pipeline built: how it applies the series and builds them
+    # (ci/pipeline_tree.py: the fragments, W=1, the unmet list).
     "tools.bench.icount": Inputs((*PATCHES, *BENCH_CODE, "kernel"),
-                                 ("tools/bench/icount.py", "ci/kconfig_tree.py",
-                                  "tools/series/series.py"),
+                                 ("tools/bench/icount.py", "ci/pipeline_tree.py"),
                                  kernel_only=True),
     # The UML benchmark; icount.py and its guest drive the x86 kernels instead.
     # Its kernels are built by the command its record names (results

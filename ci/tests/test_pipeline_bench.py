@@ -234,13 +234,14 @@ class IcountStageTest(unittest.TestCase):
 
     def run_stage(self, mode="test", neg_extra=22.0, patched_extra=0.0, apply_code=0,
                   neg_boot_fails=False, drop=None, lock_as="lock", atomic_as=None,
-                  base_commit=None):
+                  base_commit="a" * 40, patched_commit="b" * 40):
         """The negative kernel runs the base's counts plus neg_extra per packet
         on every row; the patched kernel the record's plus patched_extra, its
         start_xmit row the base's (the series' counters cost the base's), the
         row `drop` left out; the lock and atomic kernels the record's runs of
-        lock_as and atomic_as. The base build stamped as built from
-        base_commit; the icount memo in self.store."""
+        lock_as and atomic_as. The base and patched builds stamped as built
+        from base_commit and patched_commit (None: no stamp); the icount memo
+        in self.store."""
         self.calls, self.builds, self.shell, self.modules = [], [], [], []
 
         def fake_run(kernels, out, reps, boots, scenarios, modules, sources, stages):
@@ -288,10 +289,11 @@ class IcountStageTest(unittest.TestCase):
         with tempfile.TemporaryDirectory() as tmp:
             p = pipeline.Pipeline(mode, tmp)
             handed_on(p, "icount", tmp)
-            if base_commit:
-                Path(p.state.base_kernel).mkdir(parents=True, exist_ok=True)
-                (Path(p.state.base_kernel) / "build-source.json").write_text(
-                    json.dumps({"commit": base_commit}))
+            for build, commit in ((p.state.base_kernel, base_commit),
+                                  (p.state.patched_kernel, patched_commit)):
+                Path(build).mkdir(parents=True, exist_ok=True)
+                if commit:
+                    (Path(build) / "build-source.json").write_text(json.dumps({"commit": commit}))
             (Path(tmp) / "logs").mkdir()
             stage = pipeline.Stage("icount")
             with mock.patch.object(icount, "run", fake_run), \
@@ -435,6 +437,28 @@ class IcountStageTest(unittest.TestCase):
                 self.assertIsNone(err)
                 self.assertEqual([c[0] for c in self.calls], ["run", "boot_runs"])
                 self.assertEqual(self.builds, ["build-xmit-cost", "build-series"])
+
+    def test_a_patched_kernel_built_anew_or_unstamped_boots_again(self):
+        self.run_stage()
+        for why, commit in (("another tip", "c" * 40), ("no stamp", None)):
+            with self.subTest(why):
+                _, err = self.run_stage(patched_commit=commit)
+                self.assertIsNone(err)
+                self.assertEqual([c[0] for c in self.calls], ["run", "boot_runs"])
+        # Nothing kept for a kernel nothing names.
+        self.assertEqual(len(list(self.store.iterdir())), 2)
+
+    def test_a_fresh_run_that_fails_drops_what_its_key_held(self):
+        self.run_stage()
+        self.assertEqual(len(list(self.store.iterdir())), 1)
+        with mock.patch.dict("os.environ", {"ICOUNT_FRESH": "1"}):
+            _, err = self.run_stage(patched_extra=7.0)
+        self.assertIsNotNone(err)
+        self.assertEqual(list(self.store.iterdir()), [])
+        # And so the next run boots again instead of passing by the old runs.
+        _, err = self.run_stage(patched_extra=7.0)
+        self.assertIsNotNone(err)
+        self.assertEqual(self.calls[0][0], "run")
 
     def test_a_failing_stage_keeps_nothing(self):
         _, err = self.run_stage(patched_extra=7.0)

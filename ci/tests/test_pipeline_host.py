@@ -222,7 +222,8 @@ class HostStagesTest(unittest.TestCase):
 
         with tempfile.TemporaryDirectory() as tmp, \
                 mock.patch.object(pipeline_host, "sh", sh), \
-                mock.patch.object(pipeline_host, "discover_tests", lambda: SUITE), \
+                mock.patch.object(pipeline_host, "shard_names",
+                                  lambda n: pipeline_host.test_shards(SUITE, n)), \
                 mock.patch.object(pipeline_host.HostStages, "lint", lambda self, stage: []):
             stage = pipeline.Stage("host-tests")
             with self.assertRaises(pipeline.StageFailed), \
@@ -242,7 +243,8 @@ class HostStagesTest(unittest.TestCase):
             return outputs.pop(0)
         with tempfile.TemporaryDirectory() as tmp, \
                 mock.patch.object(pipeline_host, "sh", sh), \
-                mock.patch.object(pipeline_host, "discover_tests", lambda: SUITE), \
+                mock.patch.object(pipeline_host, "shard_names",
+                                  lambda n: pipeline_host.test_shards(SUITE, n)), \
                 mock.patch.object(pipeline_host, "SHARDS_PER_CPU", 1), \
                 mock.patch.object(pipeline_host.os, "cpu_count", lambda: 2):
             stage = pipeline.Stage("host-tests")
@@ -254,13 +256,27 @@ class HostStagesTest(unittest.TestCase):
         ok = "test_a (m.C.test_a) ... ok\n\nRan 2 tests in 0.1s\n\nOK\n"
         result, names, cases = self.python_tests([(0, ok), (0, ok.replace("_a", "_b"))])
         self.assertEqual(result, (0, 4))
-        # Dealt in turn; the class that sets up for all its tests stays whole.
+        # Dealt in turn, each class whole.
         self.assertEqual(sorted(n for shard in names for n in shard),
-                         sorted([f"{__name__}.sample_suite.<locals>.Alone.test_{i}"
-                                 for i in range(3)]
-                                + [f"{__name__}.sample_suite.<locals>.Whole"]))
+                         [f"{__name__}.sample_suite.<locals>.{c}" for c in ("Alone", "Whole")])
         self.assertEqual(len(names), 2)
         self.assertEqual(cases, {"m.C.test_a": "pass", "m.C.test_b": "pass"})
+
+    def test_shards_of_the_project_name_every_test_once(self):
+        """Discovered in a child process; a class whole; a module that does
+        not import by its full name."""
+        shards = pipeline_host.shard_names(8)
+        names = [n for shard in shards for n in shard]
+        self.assertEqual(len(shards), 8)
+        self.assertEqual(len(names), len(set(names)))
+        self.assertIn("ci.tests.test_pipeline_host.HostStagesTest", names)
+        with tempfile.TemporaryDirectory() as tmp:
+            for rel, text in (("pkg/__init__.py", ""), ("pkg/tests/__init__.py", ""),
+                              ("pkg/tests/test_broken.py", "import no_such_module\n")):
+                (Path(tmp) / rel).parent.mkdir(parents=True, exist_ok=True)
+                (Path(tmp) / rel).write_text(text)
+            broken = unittest.TestLoader().discover(tmp, "test_*.py", tmp)
+            self.assertEqual(pipeline_host.test_shards(broken, 2), [["pkg.tests.test_broken"]])
 
     def test_python_tests_a_failing_or_silent_shard_fails(self):
         ok = "Ran 2 tests in 0.1s\n\nOK\n"

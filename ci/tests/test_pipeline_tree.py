@@ -5,6 +5,7 @@ the pipeline's own repository is forced as before."""
 
 import contextlib
 import io
+import json
 import os
 import unittest
 from pathlib import Path
@@ -90,6 +91,9 @@ class TreeStagesTest(Workspace):
         p, _ = self.run_stages(False, "apply")
         tree = self.tmp / "ws/series/src"
         self.assertEqual(p.state.series_tree, tree)
+        # Neither worktree holds a branch: the user's repository keeps them free.
+        for t in (tree, self.tmp / "ws/apply/src"):
+            self.assertEqual(git(t, "rev-parse", "--abbrev-ref", "HEAD").strip(), "HEAD")
         self.assertEqual(git(tree, "rev-parse", "HEAD").strip(),
                          git(self.repo, "rev-parse", "ci/all").strip())
         touched = git(tree, "diff", "--name-only", "base", "HEAD").split()
@@ -108,6 +112,9 @@ class TreeStagesTest(Workspace):
             stages.logfile(label).parent.mkdir(parents=True, exist_ok=True)
             (Path(out) / "arch/x86/boot").mkdir(parents=True, exist_ok=True)
             (Path(out) / "arch/x86/boot/bzImage").write_text("kernel")
+            (Path(out) / "build-source.json").write_text(json.dumps(
+                {"commit": git(self.repo, "rev-parse", "base^{commit}").strip(),
+                 "dirty": False}))
         with mock.patch.object(pipeline.Pipeline, "build", build), \
                 mock.patch.object(pipeline.Pipeline, "test_fragments", lambda s: [fragment]):
             p, (_, first) = self.run_stages(False, "apply", "build_base")
@@ -121,6 +128,13 @@ class TreeStagesTest(Workspace):
             (p.state.base_kernel / "arch/x86/boot/bzImage").unlink()
             self.run_stages(False, "apply", "build_base")
             self.assertEqual(len(built), 3)
+            # A copy whose stamp names another commit is no copy of the base.
+            (p.state.base_kernel / "build-source.json").write_text('{"commit": "0"}')
+            self.run_stages(False, "apply", "build_base")
+            self.assertEqual(len(built), 4)
+            with mock.patch.dict(os.environ, {"KCFLAGS": "-O1"}):
+                self.run_stages(False, "apply", "build_base")
+            self.assertEqual(len(built), 5)
 
 
 if __name__ == "__main__":

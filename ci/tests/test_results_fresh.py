@@ -331,7 +331,7 @@ class ResultsFreshTest(unittest.TestCase):
                    "case", "judge", "kselftests", "run")] + ["common/vm.py"]
         made_by = {"bench": ["ci/pipeline_bench.py", "tools/bench/bench_stats.py",
                              "kernel/configs/uml-bench.config"],
-                   "icount": ["tools/bench/icount.py", "tools/series/series.py", "common/vm.py"],
+                   "icount": ["tools/bench/icount.py", "ci/pipeline_tree.py", "common/vm.py"],
                    "vm-debug": ["ci/pipeline_boot.py", "ci/matrix/debug_checks.py", *matrix,
                                 "selftests/fault-inject.sh", "kernel/configs/debug.config"],
                    "main-vm": ["ci/pipeline_boot.py", *matrix, "common/tools.py",
@@ -569,9 +569,9 @@ class CraftedResultsTest(unittest.TestCase):
     def stale_tops(self):
         return sorted({p.split("/", 1)[0] for p in results_problems(self.root)})
 
-    def test_icount_is_of_what_builds_its_kernels_not_where(self):
-        """The series as applied decides the icount record's kernels; which
-        worktree and build directory the pipeline uses does not."""
+    def test_icount_is_of_the_code_that_applies_and_builds_its_kernels(self):
+        """The pipeline's tree stages build the icount record's kernels, with
+        the series as applied and the fragments of the tip."""
         self.producers()
         self.write("tools/series/series.py", "def apply():\n    pass\n")
         self.write("tools/bench/icount.py", "def run():\n    pass\n")
@@ -581,7 +581,10 @@ class CraftedResultsTest(unittest.TestCase):
                  "stages": ["tools.bench.icount"]}
         self.write(f"{RESULTS}/icount/source.json", json.dumps(stamp))
         self.commit("icount results")
-        for rel, stale in (("ci/pipeline_tree.py", ["vm-debug"]),
+        self.write("ci/pipeline_tree.py", "from ci.kconfig_tree import fragments\n"
+                   "from tools.series import series\n")
+        self.commit("the tree stages apply the series")
+        for rel, stale in (("ci/pipeline_tree.py", ["icount", "vm-debug"]),
                            ("tools/series/series.py", ["icount", "vm-debug"]),
                            ("ci/kconfig_tree.py", ["icount", "vm-debug"])):
             with self.subTest(rel=rel):
