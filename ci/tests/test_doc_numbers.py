@@ -258,7 +258,7 @@ class CraftedTest(unittest.TestCase):
     def test_readme_minutes_changed(self):
         # The audit's "2.1 min" -> 9.9: a number in a claim's snippet that
         # is not itself bound used to pass.
-        self.assertTrue(self.bumped("README.md", r"icount stage, ([\d.]+) min in"))
+        self.assertTrue(self.bumped("README.md", r"the vm stage ([\d.]+) and icount"))
 
     def test_readme_case_count_changed(self):
         self.assertTrue(self.problems_after("README.md", "(1342 cases)", "(1999 cases)"))
