@@ -569,6 +569,12 @@ class CraftedResultsTest(unittest.TestCase):
     def stale_tops(self):
         return sorted({p.split("/", 1)[0] for p in results_problems(self.root)})
 
+    def stale_after(self, rel, text):
+        """stale_tops() with rel alone changed to text from the last commit."""
+        git(self.root, "checkout", "-q", "--", ".")
+        self.write(rel, text)
+        return self.stale_tops()
+
     def test_icount_is_of_the_code_that_applies_and_builds_its_kernels(self):
         """The pipeline's tree stages build the icount record's kernels, with
         the series as applied and the fragments of the tip."""
@@ -576,10 +582,8 @@ class CraftedResultsTest(unittest.TestCase):
         self.write("tools/series/series.py", "def apply():\n    pass\n")
         self.write("tools/bench/icount.py", "def run():\n    pass\n")
         self.commit("icount")
-        stamp = {"commit": git(self.root, "rev-parse", "HEAD").stdout.strip(), "dirty": False,
-                 "patches_sha256": patches_digest_at(self.root, "HEAD"),
-                 "stages": ["tools.bench.icount"]}
-        self.write(f"{RESULTS}/icount/source.json", json.dumps(stamp))
+        self.write(f"{RESULTS}/icount/source.json",
+                   json.dumps(self.stamp_now(stages=["tools.bench.icount"])))
         self.commit("icount results")
         self.write("ci/pipeline_tree.py", "from ci.kconfig_tree import fragments\n"
                    "from tools.series import series\n")
@@ -588,9 +592,7 @@ class CraftedResultsTest(unittest.TestCase):
                            ("tools/series/series.py", ["icount", "vm-debug"]),
                            ("ci/kconfig_tree.py", ["icount", "vm-debug"])):
             with self.subTest(rel=rel):
-                git(self.root, "checkout", "-q", "--", ".")
-                self.write(rel, "def apply_elsewhere():\n    pass\n")
-                self.assertEqual(self.stale_tops(), stale)
+                self.assertEqual(self.stale_after(rel, "def apply_elsewhere():\n    pass\n"), stale)
 
     def test_kernel_pins_and_build_are_inputs(self):
         self.producers()
@@ -599,9 +601,7 @@ class CraftedResultsTest(unittest.TestCase):
                            ("kernel/configs/vng.config", ["bench", "stable", "vm-debug"]),
                            ("kernel/stable/6.1.env", ["stable"])):
             with self.subTest(rel=rel):
-                git(self.root, "checkout", "-q", "--", ".")
-                self.write(rel, "changed\n")
-                self.assertEqual(self.stale_tops(), stale)
+                self.assertEqual(self.stale_after(rel, "changed\n"), stale)
 
     def test_stage_and_judge_code_are_inputs(self):
         self.producers()
@@ -610,9 +610,8 @@ class CraftedResultsTest(unittest.TestCase):
                            ("ci/matrix/run.py", ["stable"]),
                            ("ci/matrix/__init__.py", ["stable", "vm-debug"])):
             with self.subTest(rel=rel):
-                git(self.root, "checkout", "-q", "--", ".")
-                self.write(rel, "def judge_fault_injection():\n    return True\n")
-                self.assertEqual(self.stale_tops(), stale)
+                self.assertEqual(self.stale_after(
+                    rel, "def judge_fault_injection():\n    return True\n"), stale)
 
     def test_a_directory_is_judged_by_its_own_stamp(self):
         self.write(f"{RESULTS}/test-run/source.json", json.dumps(self.stamp))
@@ -696,9 +695,7 @@ class CraftedResultsTest(unittest.TestCase):
                            ("ci/pipeline_checks.py", ["main-vm", "vm-kcsan"]),
                            ("selftests/programs.txt", ["main-vm", "vm-kcsan"])):
             with self.subTest(rel=rel):
-                git(self.root, "checkout", "-q", "--", ".")
-                self.write(rel, "# two\n")
-                self.assertEqual(self.stale_tops(), stale)
+                self.assertEqual(self.stale_after(rel, "# two\n"), stale)
 
     def test_embedded_icount_rows_are_judged_by_their_own_stamp(self):
         # bench.py --icount shows icount.json's rows with its environment
