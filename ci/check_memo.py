@@ -50,7 +50,7 @@ PROJECT_FILES = ("tools/series/checks/**/*", "tools/series/ruff-check.js",
                  "kernel/configs/*.config", "kernel/known-commits.txt")
 
 
-def _output(cmd: Sequence[str], first_line: bool = True) -> str:
+def tool_output(cmd: Sequence[str], first_line: bool = True) -> str:
     """cmd's output (its first line, or all of it on one line), or why
     there is none."""
     if not shutil.which(cmd[0]):
@@ -68,24 +68,24 @@ def _ruff_version() -> str:
     if cmd is None:
         return "absent"
     if cmd[0] == "ruff":
-        return _output(["ruff", "--version"])
+        return tool_output(["ruff", "--version"])
     package = Path(cmd[2]) / "package.json"
     version = json.loads(package.read_text()).get("version") if package.is_file() else None
-    return f"node {_output(['node', '--version'])}, ruff-wasm {version}"
+    return f"node {tool_output(['node', '--version'])}, ruff-wasm {version}"
 
 
 # Each tool the checks run but clang (the stage's find_clang() names the
 # one it picks), and how to read its version.
 TOOLS: dict[str, Callable[[], str]] = {
-    "gcc": lambda: _output(["gcc", "--version"]),
-    "sparse": lambda: _output([kbuild.sparse_command(), "--version"]),
-    "spatch": lambda: _output(["spatch", "--version"]),
-    "objdump": lambda: _output(["objdump", "--version"]),
-    "perl": lambda: _output(["perl", "-e", "print $^V"]),
-    "pylint": lambda: _output(["pylint", "--version"], first_line=False),
+    "gcc": lambda: tool_output(["gcc", "--version"]),
+    "sparse": lambda: tool_output([kbuild.sparse_command(), "--version"]),
+    "spatch": lambda: tool_output(["spatch", "--version"]),
+    "objdump": lambda: tool_output(["objdump", "--version"]),
+    "perl": lambda: tool_output(["perl", "-e", "print $^V"]),
+    "pylint": lambda: tool_output(["pylint", "--version"], first_line=False),
     "ruff": _ruff_version,
-    "shellcheck": lambda: _output(["shellcheck", "--version"], first_line=False),
-    "yamllint": lambda: _output(["yamllint", "--version"]),
+    "shellcheck": lambda: tool_output(["shellcheck", "--version"], first_line=False),
+    "yamllint": lambda: tool_output(["yamllint", "--version"]),
     "python": lambda: sys.version,
 }
 

@@ -24,12 +24,12 @@ import hashlib
 import json
 import os
 import shutil
-import subprocess
 from pathlib import Path
 from typing import Any
 
 from common.paths import ROOT
 from common.stamp import build_source
+from ci.check_memo import tool_output
 from ci.pipeline_common import CACHE
 
 # Where the runs are kept, one directory per key.
@@ -51,15 +51,6 @@ def _digest(path: Path) -> str | None:
         return None
 
 
-def _version(cmd: list[str]) -> str:
-    try:
-        done = subprocess.run(cmd, capture_output=True, text=True, check=False)
-    except OSError:
-        return "absent"
-    return (done.stdout or done.stderr).strip().splitlines()[0] if done.returncode == 0 \
-        else f"exit {done.returncode}"
-
-
 def kernel_part(build: str | Path, module_source: dict | None) -> dict[str, Any]:
     """One kernel of the key: its build's source stamp (not the paths), its
     .config's digest, and the dummy module's source (not the paths)."""
@@ -75,9 +66,9 @@ def key_parts(kernels: dict[str, dict], negative: dict, scenarios, reps: int, bo
     kernel_part() of the kernel it is applied to}. tools: the compiler's and
     QEMU's versions (default: asked of the host)."""
     if tools is None:
-        tools = {"gcc": _version(["gcc", "--version"]),
-                 "qemu": _version(["qemu-system-x86_64", "--version"]),
-                 "vng": _version(["vng", "--version"])}
+        tools = {"gcc": tool_output(["gcc", "--version"]),
+                 "qemu": tool_output(["qemu-system-x86_64", "--version"]),
+                 "vng": tool_output(["vng", "--version"])}
     return {"kernels": kernels, "negative": negative, "scenarios": list(scenarios),
             "reps": reps, "boots": boots, "count": count,
             "code": {f: _digest(root / f) for f in CODE}, "tools": tools}

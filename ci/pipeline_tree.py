@@ -16,6 +16,7 @@ from common.paths import ROOT
 from common.stamp import build_source
 from ci.pipeline_common import (BRANCH_PREFIX, CACHE, EXTRA_FRAGMENTS, X86_BUILD, BuildProgress,
                                 Stage, StageFailed, log, sh)
+from ci.check_memo import tool_output
 from ci.pipeline_state import StageSet
 from ci import kconfig_tree, report
 from tools.series import series
@@ -262,16 +263,9 @@ class TreeStages(StageSet):
         kernel/build.sh, the make arguments, the toolchain's versions (gcc,
         ld, pahole) and the environment kernel/build.sh and kbuild read."""
         files = [*self.test_fragments(), kconfig_tree.UNMET, ROOT / "kernel/build.sh"]
-
-        def version(cmd: list[str]) -> str:
-            try:
-                done = subprocess.run(cmd, capture_output=True, text=True, check=False)
-            except OSError:
-                return "absent"
-            return f"{done.returncode} {(done.stdout or done.stderr).partition(chr(10))[0]}"
         parts = {"commit": self.base_commit(), "args": ["W=1"],
-                 "tools": [version(["gcc", "--version"]), version(["ld", "--version"]),
-                           version(["pahole", "--version"])],
+                 "tools": [tool_output(["gcc", "--version"]), tool_output(["ld", "--version"]),
+                           tool_output(["pahole", "--version"])],
                  "env": {v: os.environ.get(v) for v in BUILD_ENV},
                  "files": [(str(f), hashlib.sha256(f.read_bytes()).hexdigest()
                             if f.is_file() else None) for f in map(Path, files)]}
